@@ -1,0 +1,88 @@
+"""The console adapter: chat commands on stdin, replies on stdout.
+
+It is both a way to try the bot without Slack or Discord and the test harness for the
+whole command grammar: `echo "search diffusion" | paperclub console --json`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable
+from typing import TextIO
+
+from bot.core import PaperClub
+from bot.messages import ChannelRef, Incoming, PaperCard, Reply, UserRef
+
+PROMPT = "paperclub> "
+
+
+class ConsoleSession:
+    """One member in one console channel."""
+
+    def __init__(self, core: PaperClub, channel: str = "general", user: str = "console", manager: bool = False):
+        self.core = core
+        self.channel = ChannelRef("console", "local", channel)
+        self.user = UserRef("console", user, display_name=user, is_manager=manager)
+
+    def send(self, text: str) -> Reply:
+        return self.core.handle(Incoming(self.channel, self.user, text))
+
+    def run(self, lines: Iterable[str], out: TextIO, as_json: bool = False, prompt: bool = False) -> int:
+        """Answer every line; returns how many replies were errors (the session goes on)."""
+        errors = 0
+        if prompt:
+            out.write(PROMPT)
+            out.flush()
+        for line in lines:
+            if line.strip() and not line.lstrip().startswith("#"):
+                reply = self.send(line.strip())
+                errors += not reply.ok
+                out.write(render_json(reply) if as_json else render_text(reply))
+                out.write("\n")
+            if prompt:
+                out.write(PROMPT)
+                out.flush()
+        return errors
+
+
+def render_json(reply: Reply) -> str:
+    return json.dumps(reply.to_dict(), ensure_ascii=False)
+
+
+def render_text(reply: Reply) -> str:
+    parts = [reply.text] if reply.text else []
+    parts += [render_card(c) for c in reply.cards]
+    if reply.actions:
+        parts.append("  ".join(f"[{a.label}: {a.value}]" for a in reply.actions))
+    return "\n\n".join(parts)
+
+
+def render_card(card: PaperCard) -> str:
+    lines = [f"[{card.paper_id}] {card.title}"]
+    if card.authors_display:
+        lines.append(f"    {card.authors_display}")
+    meta = card.venue
+    if card.score is not None:
+        meta = f"{meta}   score {card.score:.2f}" if meta else f"score {card.score:.2f}"
+    if meta:
+        lines.append(f"    {meta}")
+    if card.url:
+        lines.append(f"    {card.url}")
+    if card.matched_terms:
+        lines.append(f"    matched: {', '.join(card.matched_terms)}")
+    if card.reason:
+        lines.append(f"    why: {card.reason}")
+    if card.tags:
+        lines.append(f"    tags: {', '.join(card.tags)}")
+    if card.snippet:
+        lines.append(f"    {card.snippet}")
+    return "\n".join(lines)
+
+
+def interactive(stream: TextIO) -> bool:
+    return stream.isatty()
+
+
+def main_loop(session: ConsoleSession, as_json: bool) -> int:
+    return session.run(sys.stdin, sys.stdout, as_json=as_json, prompt=interactive(sys.stdin))

@@ -1,0 +1,108 @@
+"""The platform-neutral bot: one `handle(Incoming) -> Reply` for every adapter."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.cards import card
+from bot.grammar import Command, UsageError, split_command, usage_reply
+from bot.library import Library
+from bot.messages import Incoming, Reply
+from bot.search import Query, QueryError, SearchService
+
+log = logging.getLogger(__name__)
+
+SEARCH_RESULTS = 5
+SIMILAR_RESULTS = 5
+
+
+class PaperClub:
+    """The core. Services come in through the constructor; nothing is global."""
+
+    def __init__(self, library: Library, search: SearchService):
+        self.library = library
+        self.search_service = search
+        self.tokenizer = search.tokenizer
+        self.commands: dict[str, Command] = {
+            c.name: c
+            for c in [
+                Command(
+                    "help",
+                    "help [COMMAND]",
+                    "List the commands, or explain one.",
+                    "help search",
+                    self._help,
+                ),
+                Command(
+                    "search",
+                    "search QUERY [author:NAME] [track:oral] [in:COLLECTION] [tag:WORD]",
+                    "Find the best-matching papers (BM25); filters narrow the results.",
+                    'search diffusion robustness author:"yann lecun"',
+                    self._search,
+                ),
+                Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self._show),
+                Command("similar", "similar ID", "Papers like this one.", "similar 42", self._similar),
+            ]
+        }
+
+    def handle(self, incoming: Incoming) -> Reply:
+        name, args = split_command(incoming.text)
+        if not name:
+            return self._help(incoming, "")
+        command = self.commands.get(name)
+        if command is None:
+            return Reply(text=f"Unknown command `{name}`.\n{self._command_list()}", ephemeral=True, ok=False)
+        try:
+            return command.handler(incoming, args)
+        except (UsageError, QueryError) as problem:
+            return usage_reply(command, str(problem))
+
+    # --- commands -------------------------------------------------------------------
+
+    def _help(self, _incoming: Incoming, args: str) -> Reply:
+        if args:
+            command = self.commands.get(args.split()[0].lower())
+            if command is None:
+                raise UsageError(f"There is no command `{args.split()[0]}`.")
+            return Reply(text=command.usage_text(), ephemeral=True)
+        return Reply(text=self._command_list(), ephemeral=True)
+
+    def _command_list(self) -> str:
+        lines = ["paperclub commands (type them after /paper):"]
+        lines += [f"  {c.usage:<70} {c.summary}" for c in self.commands.values()]
+        lines.append("`help COMMAND` explains one, with an example.")
+        return "\n".join(lines)
+
+    def _search(self, _incoming: Incoming, args: str) -> Reply:
+        query = Query.parse(args)
+        if query.is_empty():
+            raise UsageError("Say what to search for.")
+        index = self.search_service.current()
+        hits = index.search(query, SEARCH_RESULTS)
+        if not hits:
+            return Reply(text=f"No papers match `{args}`. Try fewer or broader words.")
+        papers = self.library.get_many(h.paper_id for h in hits)
+        cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
+        return Reply(text=f"Top {len(cards)} of {len(index):,} papers for `{args}`:", cards=cards)
+
+    def _show(self, _incoming: Incoming, args: str) -> Reply:
+        paper = self._paper_arg(args)
+        return Reply(text=f"Paper {paper.id}:", cards=[card(paper, self.tokenizer)])
+
+    def _similar(self, _incoming: Incoming, args: str) -> Reply:
+        paper = self._paper_arg(args)
+        hits = self.search_service.current().similar(paper.id, SIMILAR_RESULTS)
+        if not hits:
+            return Reply(text=f"Nothing in the corpus resembles paper {paper.id}.")
+        papers = self.library.get_many(h.paper_id for h in hits)
+        cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
+        return Reply(text=f"Papers like {paper.id} “{paper.title}”:", cards=cards)
+
+    def _paper_arg(self, args: str):
+        ref = args.split()[0] if args.split() else ""
+        if not ref or len(args.split()) > 1:
+            raise UsageError("Give one paper ID (the number on its card).")
+        paper = self.library.find(ref)
+        if paper is None:
+            raise UsageError(f"No paper with ID `{ref}`; `search` shows IDs on each card.")
+        return paper

@@ -1,0 +1,85 @@
+"""arXiv API results: Atom feeds as export.arxiv.org/api/query returns them."""
+
+from __future__ import annotations
+
+import io
+import re
+import xml.sax
+from typing import Any
+
+import feedparser
+
+from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
+
+_ATOM_NAMESPACE = "http://www.w3.org/2005/Atom"
+_ENTRY_TAG = re.compile(r"<(?:\w+:)?entry[\s>]")
+_ARXIV_ABS = re.compile(r"arxiv\.org/abs/(.+?)(?:v\d+)?$")
+# The API answers a bad query with a feed whose only entry is the error message.
+_API_ERROR = "arxiv.org/api/errors"
+
+
+def looks_like(text: str) -> bool:
+    head = text.lstrip()[:2000]
+    return head.startswith(("<?xml", "<feed")) and _ATOM_NAMESPACE in head
+
+
+def parse(text: str, path: str) -> list[PaperRecord]:
+    # Handed over as a stream so feedparser never takes the text for a file name or URL;
+    # the header says UTF-8 because the text was decoded already, whatever its prolog says.
+    feed = feedparser.parse(
+        io.BytesIO(text.encode("utf-8")),
+        response_headers={"content-type": "application/atom+xml; charset=utf-8"},
+    )
+    error = feed.get("bozo_exception")
+    if isinstance(error, xml.sax.SAXParseException):
+        raise CorpusFormatError(path, error.getLineNumber(), f"broken XML ({error.getMessage()})")
+    # feedparser keeps no positions: the n-th <entry> tag is taken as the n-th entry's
+    # start. A tag inside a comment would shift the numbers but never drop an entry.
+    lines = [text.count("\n", 0, m.start()) + 1 for m in _ENTRY_TAG.finditer(text)]
+    return [
+        _record(entry, lines[n] if n < len(lines) else 1, path)
+        for n, entry in enumerate(feed.entries)
+    ]
+
+
+def _record(entry: Any, line: int, path: str) -> PaperRecord:
+    entry_id = entry.get("id", "")
+    if _API_ERROR in entry_id:
+        raise CorpusFormatError(path, line, f"the arXiv API reported: {entry.get('summary')}")
+    title = clean_space(entry.get("title", ""))
+    if not title:
+        raise CorpusFormatError(path, line, "feed entry without a title")
+    arxiv = _ARXIV_ABS.search(entry_id)
+    published = entry.get("published_parsed") or entry.get("updated_parsed")
+    return PaperRecord(
+        title=title,
+        line=line,
+        authors=[clean_space(a.get("name", "")) for a in entry.get("authors", []) if a.get("name")],
+        abstract=clean_space(entry.get("summary", "")),
+        url=_alternate_link(entry) or entry_id or None,
+        external_ids=_ids(arxiv.group(1) if arxiv else None, entry.get("arxiv_doi")),
+        venue=clean_space(entry.get("arxiv_journal_ref", "")) or "arXiv",
+        year=published.tm_year if published else None,
+        tags=_categories(entry),
+    )
+
+
+def _alternate_link(entry: Any) -> str | None:
+    for link in entry.get("links", []):
+        if link.get("rel") == "alternate" and link.get("href"):
+            return link["href"]
+    return None
+
+
+def _ids(arxiv: str | None, doi: str | None) -> dict[str, str]:
+    ids = {"arxiv": arxiv} if arxiv else {}
+    if doi:
+        ids["doi"] = doi.strip()
+    return ids
+
+
+def _categories(entry: Any) -> list[str]:
+    """The primary category first, then the others, each once."""
+    primary = entry.get("arxiv_primary_category", {}).get("term")
+    terms = [primary] + [tag.get("term") for tag in entry.get("tags", [])]
+    return list(dict.fromkeys(t for t in terms if t))

@@ -1,0 +1,128 @@
+"""BibTeX files, parsed by bibtexparser (v2).
+
+Titles and names lose their protective braces and simple accent commands ({\\"u} -> ü);
+abstracts keep their LaTeX as text (the tokenizer strips it), because decoding LaTeX
+would also treat a bare "%" in an abstract as the start of a comment and cut it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+
+import bibtexparser
+from bibtexparser.model import Block, DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry
+
+from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
+
+# Each failed block is reported here as FILE:LINE; the parser's own warning about it
+# (with 0-based line numbers) would only repeat it, confusingly, on stderr.
+logging.getLogger("bibtexparser.splitter").setLevel(logging.ERROR)
+
+_ENTRY_START = re.compile(r"^\s*@[A-Za-z]+\s*[{(]", re.M)
+# Accent commands and the combining mark each adds: \"u, \"{u}, {\"u} all become ü.
+_ACCENTS = {
+    '"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303",
+    "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b",
+    "c": "\u0327", "r": "\u030a", "k": "\u0328",
+}
+_ACCENT = re.compile(
+    r"\\([\"'`^~=.](?=\s*\{?\\?[A-Za-z])|[uvHcrk](?=[\s{]))\s*\{?\\?([A-Za-z])\}?"
+)
+_LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "aa": "å", "AA": "Å",
+            "l": "ł", "L": "Ł", "i": "ı", "oe": "œ", "OE": "Œ"}
+_LETTER = re.compile(r"\\(ss|ae|AE|aa|AA|oe|OE|[oOlLi])(?![A-Za-z])\s*")
+_ESCAPED = re.compile(r"\\([&%$#_{}])")
+# New style 2101.00001, old style hep-th/9901001 or math.GT/0309136; the version goes.
+_ARXIV_ID = re.compile(r"(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?")
+
+
+def looks_like(text: str) -> bool:
+    return bool(_ENTRY_START.search(text))
+
+
+def parse(text: str, path: str) -> list[PaperRecord]:
+    library = bibtexparser.parse_string(text)
+    if library.failed_blocks:
+        block = min(library.failed_blocks, key=lambda b: b.start_line)
+        raise CorpusFormatError(path, block.start_line + 1, _failure(block))
+    return [_record(entry, path) for entry in library.entries]
+
+
+def _failure(block: Block) -> str:
+    if isinstance(block, DuplicateBlockKeyBlock):
+        return f"the citation key {block.key!r} is used twice"
+    if isinstance(block, DuplicateFieldKeyBlock):
+        return f"a field appears twice in entry {block.key!r}"
+    return "cannot parse this BibTeX entry (unbalanced braces or quotes, or a truncated file?)"
+
+
+def _record(entry: Entry, path: str) -> PaperRecord:
+    fields = {f.key.lower(): str(f.value) for f in entry.fields}
+    line = entry.start_line + 1
+    title = clean_space(_decode_latex(fields.get("title", "")))
+    if not title:
+        raise CorpusFormatError(path, line, f"entry {entry.key!r} has no title")
+    ids = {"bibtex": entry.key}
+    if doi := fields.get("doi", "").strip():
+        ids["doi"] = doi
+    if arxiv := _arxiv_id(fields):
+        ids["arxiv"] = arxiv
+    year = re.search(r"\d{4}", fields.get("year", ""))
+    venue = clean_space(_decode_latex(fields.get("journal") or fields.get("booktitle", "")))
+    return PaperRecord(
+        title=title,
+        line=line,
+        authors=_authors(fields.get("author", "")),
+        abstract=clean_space(fields.get("abstract", "")),
+        url=fields.get("url", "").strip() or None,
+        external_ids=ids,
+        venue=venue or None,
+        year=int(year.group()) if year else None,
+        tags=[t for t in map(clean_space, re.split(r"[,;]", fields.get("keywords", ""))) if t],
+    )
+
+
+def _decode_latex(text: str) -> str:
+    """Accents to letters, ~ to a space, braces dropped, escaped specials kept as text."""
+    text = _ACCENT.sub(lambda m: m.group(2) + _ACCENTS[m.group(1)], text)
+    text = _LETTER.sub(lambda m: _LETTERS[m.group(1)], text)
+    text = _ESCAPED.sub(r"\1", re.sub(r"(?<!\\)~", " ", re.sub(r"(?<!\\)[{}]", "", text)))
+    return unicodedata.normalize("NFC", text)
+
+
+def _authors(field: str) -> list[str]:
+    """Split on " and " outside braces; "Last, First" becomes "First Last"."""
+    names: list[str] = []
+    depth = start = 0
+    for match in re.finditer(r"[{}]|\s+and\s+", field):
+        token = match.group()
+        depth += {"{": 1, "}": -1}.get(token, 0)
+        if depth == 0 and token.strip() == "and":
+            names.append(field[start : match.start()])
+            start = match.end()
+    names.append(field[start:])
+    names = [clean_space(_decode_latex(name)) for name in names]
+    return [_display_name(name) for name in names if name and name != "others"]
+
+
+def _display_name(name: str) -> str:
+    """"Last, First" -> "First Last"; "Last, Jr., First" -> "First Last Jr."."""
+    parts = [p.strip() for p in name.split(",")]
+    if len(parts) == 2:
+        return f"{parts[1]} {parts[0]}".strip()
+    if len(parts) == 3:
+        return f"{parts[2]} {parts[0]} {parts[1]}".strip()
+    return name
+
+
+def _arxiv_id(fields: dict[str, str]) -> str | None:
+    """The eprint of an arXiv entry, or an "arXiv:ID" in the journal field (Google Scholar)."""
+    archive = (fields.get("archiveprefix") or fields.get("eprinttype") or "arxiv").lower()
+    eprint = _ARXIV_ID.fullmatch(fields.get("eprint", "").strip())
+    if eprint and archive == "arxiv":
+        return eprint.group(1)
+    cited = re.search(r"arXiv:\s*(\S+)", fields.get("journal", ""), re.I)
+    plain = _ARXIV_ID.fullmatch(cited.group(1).rstrip(".,")) if cited else None
+    return plain.group(1) if plain else None

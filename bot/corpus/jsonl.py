@@ -1,0 +1,152 @@
+"""JSON Lines: BEIR corpora and paperclub's own export, one object per line.
+
+BEIR:       {"_id": "4983", "title": "...", "text": "...", "metadata": {"url": ...}}
+paperclub:  {"id": 12, "external_ids": {"arxiv": ...}, "title": ..., "authors": [...],
+             "abstract": ..., "url", "track", "award", "presentation", "venue", "year",
+             "tags": [...], "notes": [...], "title_derived": false, "collections", "sources"}
+
+`id`, `collections` and `sources` describe a paper inside one database and are ignored,
+so that an export imports cleanly into another. A file holding one JSON array of such
+objects is read too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
+from bot.corpus.text import derive_title, unique_title
+
+_OPTIONAL_TEXT = ("url", "track", "award", "presentation", "venue")
+_AUTHOR_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+
+
+class _FieldError(ValueError):
+    """What is wrong with one object's fields; reported at the object's line."""
+
+
+def looks_like(text: str) -> bool:
+    head = text.lstrip()[:200]
+    return head.startswith("{") or re.match(r"\[\s*[{\]]", head) is not None
+
+
+def parse(text: str, path: str) -> list[PaperRecord]:
+    records: list[PaperRecord] = []
+    taken: set[str] = set()
+    for line, obj in _objects(text, path):
+        if not isinstance(obj, dict):
+            found = type(obj).__name__
+            raise CorpusFormatError(path, line, f"expected a JSON object, found {found}")
+        try:
+            records.append(_record(obj, line, taken))
+        except _FieldError as error:
+            raise CorpusFormatError(path, line, str(error)) from None
+    return records
+
+
+def _objects(text: str, path: str) -> Iterator[tuple[int, Any]]:
+    """(line, value) for each line of JSON Lines, or each element of a JSON array."""
+    if text.lstrip().startswith("["):
+        yield from _array_items(text, path)
+        return
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.strip():
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as error:
+                raise CorpusFormatError(
+                    path, number, f"not valid JSON ({error.msg}, column {error.colno})"
+                ) from None
+
+
+def _array_items(text: str, path: str) -> Iterator[tuple[int, Any]]:
+    try:
+        items = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise CorpusFormatError(path, error.lineno, f"not valid JSON ({error.msg})") from None
+    # Parsed once to validate; scanned again element by element to learn their lines.
+    decoder, position = json.JSONDecoder(), text.index("[") + 1
+    for item in items:
+        position = _skip(text, position, " \t\n,")
+        _, end = decoder.raw_decode(text, position)
+        yield text.count("\n", 0, position) + 1, item
+        position = end
+
+
+def _skip(text: str, position: int, characters: str) -> int:
+    while text[position] in characters:
+        position += 1
+    return position
+
+
+def _record(obj: dict[str, Any], line: int, taken: set[str]) -> PaperRecord:
+    # BEIR's metadata varies by data set, so only the values of the expected kind count.
+    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    title = clean_space(_text(obj, "title") or "")
+    abstract = clean_space(_text(obj, "abstract") or _text(obj, "text") or "")
+    if not title and not abstract:
+        raise _FieldError("an entry needs a title or a text/abstract")
+    record = PaperRecord(
+        title=title or unique_title(derive_title(abstract), taken),
+        line=line,
+        authors=_authors(obj.get("authors", _lenient(metadata, "authors", list))),
+        abstract=abstract,
+        external_ids=_external_ids(obj, metadata),
+        year=_year(obj.get("year", _lenient(metadata, "year", int))),
+        tags=_strings(obj, "tags"),
+        notes=[note.strip() for note in _strings(obj, "notes")],
+        title_derived=not title or obj.get("title_derived") is True,
+    )
+    for name in _OPTIONAL_TEXT:
+        setattr(record, name, _text(obj, name) or _lenient(metadata, name, str))
+    return record
+
+
+def _lenient(metadata: dict[str, Any], key: str, kind: type) -> Any:
+    value = metadata.get(key)
+    return value if isinstance(value, kind) and value else None
+
+
+def _text(obj: dict[str, Any], key: str) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _FieldError(f"'{key}' must be a string")
+    return value or None
+
+
+def _strings(obj: dict[str, Any], key: str) -> list[str]:
+    value = obj.get(key) or []
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise _FieldError(f"'{key}' must be a list of strings")
+    return value
+
+
+def _authors(value: Any) -> list[str]:
+    """A list of names, or one string "A, B and C"."""
+    if isinstance(value, str):
+        value = _AUTHOR_SEPARATOR.split(value)
+    names = _strings({"authors": value}, "authors")
+    return [name for name in map(clean_space, names) if name]
+
+
+def _external_ids(obj: dict[str, Any], metadata: dict[str, Any]) -> dict[str, str]:
+    ids = obj.get("external_ids") or {}
+    if not isinstance(ids, dict) or not all(isinstance(v, str | int) for v in ids.values()):
+        raise _FieldError("'external_ids' must map schemes to identifiers")
+    found = {scheme.lower(): str(value) for scheme, value in ids.items() if str(value)}
+    if obj.get("_id") not in (None, ""):
+        found.setdefault("beir", str(obj["_id"]))
+    if doi := _lenient(metadata, "doi", str):
+        found.setdefault("doi", doi)
+    return found
+
+
+def _year(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not str(value).strip().isdigit():
+        raise _FieldError("'year' must be a number")
+    return int(value)

@@ -1,0 +1,82 @@
+"""The neutral message model between adapters and the core.
+
+An adapter turns a platform payload into an `Incoming`, hands it to the core, and
+renders the `Reply` it gets back (Block Kit, a Discord embed, console text or JSON).
+Nothing here knows about any platform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ChannelRef:
+    """A channel on a platform: ("slack", team id, channel id), ("console", "local", "general")."""
+
+    platform: str
+    workspace: str
+    channel: str
+
+    def key(self) -> str:
+        return f"{self.platform}:{self.workspace}:{self.channel}"
+
+
+@dataclass(frozen=True)
+class UserRef:
+    platform: str
+    user_id: str
+    display_name: str = ""
+    # Whether the platform says this member may change channel settings; the adapter
+    # decides (Slack admins, Discord Manage Channels, --manager on the console).
+    is_manager: bool = False
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """What a member typed after `/paper`, with where and who."""
+
+    channel: ChannelRef
+    user: UserRef
+    text: str
+
+
+@dataclass
+class PaperCard:
+    """One paper as every platform shows it."""
+
+    paper_id: int
+    title: str
+    url: str | None = None
+    authors: list[str] = field(default_factory=list)
+    authors_display: str = ""  # first five, then "+N more"
+    venue: str = ""  # collections / track / award in one line
+    matched_terms: list[str] = field(default_factory=list)
+    snippet: str = ""
+    score: float | None = None
+    reason: str = ""  # why a pick was picked (paper of the day)
+    tags: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Action:
+    """A button: `value` is opaque to adapters and comes back verbatim on a click."""
+
+    label: str
+    value: str
+    style: str = "default"  # default | primary | danger
+
+
+@dataclass
+class Reply:
+    text: str = ""
+    cards: list[PaperCard] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    ephemeral: bool = False  # only the asking member sees it (errors, usage)
+    in_thread: bool = False
+    ok: bool = True  # False for errors and usage replies
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

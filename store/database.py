@@ -1,0 +1,110 @@
+"""The database handle: which URL, one engine, sessions, and schema upgrades."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+DEFAULT_URL = "sqlite:///paperclub.db"
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+class SchemaOutOfDate(RuntimeError):
+    """The database is behind the code; the message says what to run."""
+
+
+def resolve_database_url(env: Mapping[str, str] | None = None) -> str:
+    """PAPERCLUB_DATABASE_URL, else DATABASE_URL, else ./paperclub.db.
+
+    Hosts hand out `postgres://` URLs, which SQLAlchemy rejects; and a bare
+    `postgresql://` would pick psycopg2, which we do not install: both become
+    `postgresql+psycopg://`.
+    """
+    env = os.environ if env is None else env
+    url = env.get("PAPERCLUB_DATABASE_URL") or env.get("DATABASE_URL") or DEFAULT_URL
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # Foreign keys are off by default in SQLite; WAL lets searches read while an import
+    # writes; the busy timeout makes a second writer wait instead of failing at once.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+class Database:
+    """One engine and its session factory for a URL; passed to whoever needs state."""
+
+    def __init__(self, url: str, *, echo: bool = False):
+        self.url = url
+        self.engine: Engine = create_engine(url, echo=echo, pool_pre_ping=True)
+        if self.engine.dialect.name == "sqlite":
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    def describe(self) -> str:
+        """The URL with any password hidden, for messages and logs."""
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A transaction: committed when the block ends, rolled back if it raises."""
+        with self._sessions() as session, session.begin():
+            yield session
+
+    # --- schema -------------------------------------------------------------------
+
+    def _alembic_config(self) -> Config:
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        config.attributes["engine"] = self.engine
+        return config
+
+    def current_revision(self) -> str | None:
+        with self.engine.connect() as connection:
+            return MigrationContext.configure(connection).get_current_revision()
+
+    def head_revision(self) -> str | None:
+        return ScriptDirectory.from_config(self._alembic_config()).get_current_head()
+
+    def upgrade(self) -> tuple[str | None, str | None]:
+        """Apply every pending migration; returns (before, after) revisions."""
+        before = self.current_revision()
+        command.upgrade(self._alembic_config(), "head")
+        return before, self.current_revision()
+
+    def ensure_schema(self) -> None:
+        """Bring a SQLite file up to date on first use; PostgreSQL is upgraded by the
+        release step (`paperclub db upgrade`), so a stale one is an error that says so."""
+        if self.current_revision() == self.head_revision():
+            return
+        if self.is_sqlite:
+            self.upgrade()
+            return
+        raise SchemaOutOfDate(
+            f"the database at {self.describe()} is at schema {self.current_revision() or 'none'}, "
+            f"the code needs {self.head_revision()}: run `paperclub db upgrade`"
+        )
+
+    def dispose(self) -> None:
+        self.engine.dispose()

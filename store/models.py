@@ -1,0 +1,110 @@
+"""The tables, as typed SQLAlchemy 2 models.
+
+The schema itself is owned by the Alembic migrations in store/migrations; these classes
+must describe the same tables (tests/test_store.py checks that they agree).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {
+        list[str]: JSON,
+        dict[str, str]: JSON,
+        datetime: DateTime(timezone=True),
+    }
+
+
+class Paper(Base):
+    """One paper, whatever number of sources named it."""
+
+    __tablename__ = "papers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    title: Mapped[str] = mapped_column(Text)
+    # Normalised title (bot.corpus.records.title_key): how a paper without a shared
+    # external id is recognised when it arrives again or from another source.
+    title_key: Mapped[str] = mapped_column(String(512), index=True)
+    title_derived: Mapped[bool] = mapped_column(default=False)
+    authors: Mapped[list[str]] = mapped_column(default=list)
+    abstract: Mapped[str] = mapped_column(Text, default="")
+    url: Mapped[str | None] = mapped_column(Text)
+    track: Mapped[str | None] = mapped_column(String(100))
+    presentation: Mapped[str | None] = mapped_column(String(200))
+    award: Mapped[str | None] = mapped_column(String(200))
+    venue: Mapped[str | None] = mapped_column(String(300))
+    year: Mapped[int | None]
+    tags: Mapped[list[str]] = mapped_column(default=list)
+    notes: Mapped[list[str]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    external_ids: Mapped[list[PaperExternalId]] = relationship(
+        back_populates="paper", cascade="all, delete-orphan", lazy="selectin"
+    )
+    sources: Mapped[list[PaperSource]] = relationship(
+        back_populates="paper",
+        cascade="all, delete-orphan",
+        lazy="selectin",
+        order_by="PaperSource.id",
+    )
+
+    @property
+    def collections(self) -> list[str]:
+        return sorted({s.collection for s in self.sources})
+
+    def ids(self) -> dict[str, str]:
+        return {x.scheme: x.value for x in self.external_ids}
+
+
+class PaperExternalId(Base):
+    """An identifier a source gave the paper (arXiv id, DOI, BEIR _id, BibTeX key)."""
+
+    __tablename__ = "paper_external_ids"
+    __table_args__ = (UniqueConstraint("scheme", "value", name="uq_external_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), index=True)
+    scheme: Mapped[str] = mapped_column(String(32))
+    value: Mapped[str] = mapped_column(String(255))
+
+    paper: Mapped[Paper] = relationship(back_populates="external_ids")
+
+
+class PaperSource(Base):
+    """Where a paper came from: a collection and the file (and line) that named it."""
+
+    __tablename__ = "paper_sources"
+    __table_args__ = (
+        UniqueConstraint("paper_id", "collection", "source", name="uq_paper_source"),
+        Index("ix_paper_sources_collection", "collection"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    collection: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(500))
+    line: Mapped[int] = mapped_column(default=1)
+    format: Mapped[str] = mapped_column(String(32))
+
+    paper: Mapped[Paper] = relationship(back_populates="sources")
+
+
+class CorpusState(Base):
+    """A single row whose revision goes up whenever the corpus changes, so every process
+    can tell cheaply whether its search index is still current."""
+
+    __tablename__ = "corpus_state"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    revision: Mapped[int] = mapped_column(default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -1,0 +1,115 @@
+"""Shared fixtures: a fresh database per test, on SQLite and on PostgreSQL.
+
+PostgreSQL tests use PAPERCLUB_TEST_POSTGRES_URL (default: the local server's `test`
+database). Each test gets a database of its own, created from that server and dropped
+afterwards, so runs never see each other's rows. Where no server answers the tests are
+skipped with the reason, unless PAPERCLUB_REQUIRE_POSTGRES=1 (CI), where that is an error.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
+
+from bot.core import PaperClub
+from bot.library import Library
+from bot.search import SearchService
+from store import Database
+
+PG_URL = os.environ.get("PAPERCLUB_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+REQUIRE_PG = os.environ.get("PAPERCLUB_REQUIRE_POSTGRES") == "1"
+SEEDS = Path(str(resources.files("bot") / "demo_corpus"))
+SEED_FILES = {
+    "openreview": SEEDS / "iclr2021-openreview.md",
+    "poster-session": SEEDS / "iclr2023-poster-session.txt",
+    "trending": SEEDS / "trending-papers.txt",
+    "topic-abstracts": SEEDS / "iclr2022-topics.txt",
+    "blog-review": SEEDS / "iclr2022-blog-review.txt",
+}
+SEED_COUNTS = {"openreview": 860, "poster-session": 135, "trending": 58, "topic-abstracts": 17, "blog-review": 21}
+
+
+@pytest.fixture(scope="session")
+def postgres_admin():
+    """An AUTOCOMMIT engine on the server's maintenance database, or a skip/failure."""
+    engine = create_engine(PG_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("select 1"))
+    except OperationalError as problem:
+        engine.dispose()
+        reason = f"no PostgreSQL answers at {make_url(PG_URL).render_as_string(hide_password=True)}: {problem.orig}"
+        if REQUIRE_PG:
+            pytest.fail(f"PAPERCLUB_REQUIRE_POSTGRES=1 but {reason}")
+        pytest.skip(reason)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def postgres_url(postgres_admin) -> Iterator[str]:
+    name = f"paperclub_test_{uuid.uuid4().hex[:12]}"
+    with postgres_admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with postgres_admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'paperclub.db'}"
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def db(database_url) -> Iterator[Database]:
+    database = Database(database_url)
+    database.upgrade()
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def sqlite_db(tmp_path) -> Iterator[Database]:
+    database = Database(f"sqlite:///{tmp_path / 'paperclub.db'}")
+    database.upgrade()
+    yield database
+    database.dispose()
+
+
+def import_seeds(library: Library) -> None:
+    for fmt, path in SEED_FILES.items():
+        library.import_file(path, collection=fmt)
+
+
+@pytest.fixture(scope="session")
+def seeded_sqlite(tmp_path_factory) -> str:
+    """A SQLite file with the five seeds, built once per run (read-only tests share it)."""
+    path = tmp_path_factory.mktemp("seeded") / "paperclub.db"
+    database = Database(f"sqlite:///{path}")
+    database.upgrade()
+    import_seeds(Library(database))
+    database.dispose()
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture(scope="session")
+def seeded(seeded_sqlite):
+    """(library, search service, core) over the seeded corpus."""
+    database = Database(seeded_sqlite)
+    library = Library(database)
+    search = SearchService(library)
+    yield library, search, PaperClub(library, search)
+    database.dispose()

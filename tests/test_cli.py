@@ -1,0 +1,76 @@
+"""The `paperclub` command as a user runs it: import, search, batch, export, demo."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SEED_COUNTS, SEED_FILES
+
+
+def paperclub(*args: str, cwd: Path, stdin: str = "", env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in ("PAPERCLUB_DATABASE_URL", "DATABASE_URL")}
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        cwd=cwd, input=stdin, capture_output=True, text=True, env=environment, timeout=300,
+    )
+
+
+def test_import_prints_a_summary_per_file_and_is_idempotent(tmp_path):
+    paths = [str(SEED_FILES["trending"]), str(SEED_FILES["topic-abstracts"])]
+    first = paperclub("import", *paths, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "collection trending-papers: 58 added, 0 updated, 0 unchanged" in first.stdout
+    assert "17 added, 0 updated, 0 unchanged" in first.stdout
+    assert (tmp_path / "paperclub.db").exists()  # default database in the working directory
+    again = paperclub("import", *paths, cwd=tmp_path)
+    assert "0 added, 0 updated, 58 unchanged" in again.stdout
+
+
+def test_malformed_file_exits_1_names_file_and_line_and_imports_nothing(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "fine", "abstract": "ok"}\n{"title": "broken", \n', encoding="utf-8")
+    result = paperclub("import", str(bad), cwd=tmp_path)
+    assert result.returncode == 1
+    assert f"{bad}:2:" in result.stderr
+    exported = paperclub("export", cwd=tmp_path)
+    assert exported.stdout == ""
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    result = paperclub("import", "nope.md", cwd=tmp_path)
+    assert result.returncode == 1 and "nope.md" in result.stderr
+
+
+def test_search_batch_and_json(tmp_path):
+    db = {"PAPERCLUB_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    assert paperclub("import", str(SEED_FILES["poster-session"]), cwd=tmp_path, env=db).returncode == 0
+    single = paperclub("search", "graph", "biconnectivity", "--json", "-k", "3", cwd=tmp_path, env=db)
+    hits = json.loads(single.stdout)["hits"]
+    assert hits[0]["title"] == "Rethinking the Expressive Power of GNNs via Graph Biconnectivity"
+    assert len(hits) == 3
+    batch = paperclub("search", "--batch", "-", cwd=tmp_path, env=db, stdin="graph biconnectivity\n\ndiffusion\n")
+    lines = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert [line["query"] for line in lines] == ["graph biconnectivity", "diffusion"]
+    assert set(lines[0]["hits"][0]) == {"id", "title", "score"}
+    assert "search time" in batch.stderr
+
+
+def test_demo_runs_on_a_fresh_directory(tmp_path):
+    result = paperclub("demo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert f"{SEED_COUNTS['openreview']} added" in result.stdout
+    assert "/paper search" in result.stdout and "/paper similar" in result.stdout
+    assert "matched:" in result.stdout
+
+
+@pytest.mark.parametrize("argv", [["search"], ["import"], ["frobnicate"]])
+def test_bad_command_lines_print_usage(tmp_path, argv):
+    result = paperclub(*argv, cwd=tmp_path)
+    assert result.returncode == 2 and "usage" in result.stderr.lower()

@@ -1,0 +1,56 @@
+"""The database layer: URLs, migrations, and that the models describe the migrated schema."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from store import Database, resolve_database_url
+from store.database import SchemaOutOfDate
+from store.models import Base
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "sqlite:///paperclub.db"),
+        ({"DATABASE_URL": "postgres://u:p@h:5432/d"}, "postgresql+psycopg://u:p@h:5432/d"),
+        ({"DATABASE_URL": "postgresql://h/d"}, "postgresql+psycopg://h/d"),
+        ({"DATABASE_URL": "sqlite:///x.db", "PAPERCLUB_DATABASE_URL": "sqlite:///y.db"}, "sqlite:///y.db"),
+        ({"PAPERCLUB_DATABASE_URL": "postgresql+psycopg://h/d"}, "postgresql+psycopg://h/d"),
+    ],
+)
+def test_database_url_resolution(env, expected):
+    assert resolve_database_url(env) == expected
+
+
+def test_migrations_create_exactly_the_models(db):
+    with db.engine.connect() as connection:
+        diffs = compare_metadata(MigrationContext.configure(connection), Base.metadata)
+    assert diffs == []
+    assert db.current_revision() == db.head_revision()
+
+
+def test_fresh_sqlite_file_is_upgraded_on_first_use(tmp_path):
+    database = Database(f"sqlite:///{tmp_path / 'new.db'}")
+    assert database.current_revision() is None
+    database.ensure_schema()
+    assert database.current_revision() == database.head_revision()
+    database.dispose()
+
+
+@pytest.mark.postgres
+def test_stale_postgres_says_to_run_db_upgrade(postgres_url):
+    database = Database(postgres_url)
+    with pytest.raises(SchemaOutOfDate, match="paperclub db upgrade"):
+        database.ensure_schema()
+    database.upgrade()
+    database.ensure_schema()
+    database.dispose()
+
+
+def test_password_is_hidden_in_descriptions():
+    database = Database("postgresql+psycopg://user:secret@127.0.0.1:1/x")
+    assert "secret" not in database.describe()
+    database.dispose()
