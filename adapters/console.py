@@ -7,7 +7,6 @@ whole command grammar: `echo "search diffusion" | paperclub console --json`.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable
 from typing import TextIO
 
@@ -15,6 +14,8 @@ from bot.core import PaperClub
 from bot.messages import ChannelRef, Incoming, PaperCard, Reply, UserRef
 
 PROMPT = "paperclub> "
+NOTES_SHOWN = 3
+NOTE_CHARS = 200
 
 
 class ConsoleSession:
@@ -77,12 +78,14 @@ def render_card(card: PaperCard) -> str:
         lines.append(f"    tags: {', '.join(card.tags)}")
     if card.snippet:
         lines.append(f"    {card.snippet}")
+    for note in card.notes[:NOTES_SHOWN]:
+        lines.append(f"    note: {_shorten(note, NOTE_CHARS)}")
+    if len(card.notes) > NOTES_SHOWN:
+        lines.append(f"    (+{len(card.notes) - NOTES_SHOWN} more notes)")
     return "\n".join(lines)
 
 
-def interactive(stream: TextIO) -> bool:
-    return stream.isatty()
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
-
-def main_loop(session: ConsoleSession, as_json: bool) -> int:
-    return session.run(sys.stdin, sys.stdout, as_json=as_json, prompt=interactive(sys.stdin))

@@ -12,6 +12,7 @@ from store.models import Paper
 
 AUTHORS_SHOWN = 5
 SNIPPET_WORDS = 40
+FULL_WORDS = 160  # `show`: most of an abstract, still inside a chat message's limits
 
 
 def authors_display(authors: list[str], shown: int = AUTHORS_SHOWN) -> str:
@@ -29,11 +30,10 @@ def venue_line(paper: Paper) -> str:
 def matched_words(text: str, stems: Iterable[str], tokenizer: Tokenizer) -> list[str]:
     """The words of `text` as written that carry the matched stems ("robustness" for
     the stem "robust"), one per stem, in the order the stems were given."""
-    wanted = list(stems)
     surface: dict[str, str] = {}
-    for word in tokenizer.words(text):
-        surface.setdefault(tokenizer.stem(word), word)
-    return [surface.get(stem, stem) for stem in wanted]
+    for term, word in tokenizer.terms_with_words(text):
+        surface.setdefault(term, word)
+    return [surface.get(stem, stem) for stem in stems]
 
 
 def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPPET_WORDS) -> str:
@@ -58,9 +58,15 @@ def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPP
     return ("… " if best else "") + text_window + (" …" if best + width < len(words) else "")
 
 
-def card(paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str = "") -> PaperCard:
+def card(
+    paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str = "", full: bool = False
+) -> PaperCard:
+    """The card for `paper`; `hit` adds matched terms and a snippet around them, `full`
+    shows most of the abstract instead of a preview."""
     stems = set(hit.matched) if hit else set()
-    body = paper.abstract or " ".join(paper.notes)
+    # A paper known only from a review reads through its notes: a preview of them in a
+    # result list, all of them (and no preview repeating them) on `show`.
+    preview = paper.abstract or ("" if full else " ".join(paper.notes))
     return PaperCard(
         paper_id=paper.id,
         title=paper.title,
@@ -68,12 +74,12 @@ def card(paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str
         authors=list(paper.authors),
         authors_display=authors_display(paper.authors),
         venue=venue_line(paper),
-        matched_terms=matched_words(f"{paper.title} {body}", hit.matched, tokenizer) if hit else [],
-        snippet=_clean(snippet(body, stems, tokenizer)),
+        matched_terms=matched_words(f"{paper.title} {preview}", hit.matched, tokenizer) if hit else [],
+        snippet=_clean(snippet(preview, stems, tokenizer, FULL_WORDS if full else SNIPPET_WORDS)),
         score=round(hit.score, 4) if hit else None,
         reason=reason,
         tags=list(paper.tags),
-        notes=list(paper.notes),
+        notes=list(paper.notes) if full else [],
     )
 
 

@@ -67,7 +67,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _where(problem: Exception, path: str) -> str:
     if isinstance(problem, CorpusFormatError):
         return str(problem)
-    return f"{path}:0: {getattr(problem, 'strerror', None) or problem}"
+    return f"{path}: {getattr(problem, 'strerror', None) or problem}"
 
 
 def import_with_progress(library: Library, path: Path, collection: str | None, fmt: str | None) -> ImportSummary:

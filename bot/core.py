@@ -87,7 +87,7 @@ class PaperClub:
 
     def _show(self, _incoming: Incoming, args: str) -> Reply:
         paper = self._paper_arg(args)
-        return Reply(text=f"Paper {paper.id}:", cards=[card(paper, self.tokenizer)])
+        return Reply(text=f"Paper {paper.id}:", cards=[card(paper, self.tokenizer, full=True)])
 
     def _similar(self, _incoming: Incoming, args: str) -> Reply:
         paper = self._paper_arg(args)

@@ -67,15 +67,16 @@ class Tokenizer:
     def tokens(self, text: str) -> list[str]:
         """The terms BM25 sees. A hyphenated word gives the whole and its parts, so
         "multi-task" matches queries for "multi-task" and for "multi task"."""
-        out: list[str] = []
+        return [term for term, _word in self.terms_with_words(text)]
+
+    def terms_with_words(self, text: str) -> list[tuple[str, str]]:
+        """(term, the word as written) pairs, so a card can show "robustness" for "robust"."""
+        out: list[tuple[str, str]] = []
         for word in self.words(text):
             if "-" in word:
-                parts = [p for p in word.split("-") if len(p) > 1 and p not in STOP_WORDS]
-                out.append("-".join(self._stem(p) for p in word.split("-")))
-                out.extend(self._stem(p) for p in parts)
+                parts = word.split("-")
+                out.append(("-".join(self._stem(p) for p in parts), word))
+                out.extend((self._stem(p), p) for p in parts if len(p) > 1 and p not in STOP_WORDS)
             else:
-                out.append(self._stem(word))
+                out.append((self._stem(word), word))
         return out
-
-    def stem(self, word: str) -> str:
-        return self._stem(fold(word))
