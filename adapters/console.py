@@ -89,3 +89,21 @@ def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
+
+
+class ConsoleDelivery:
+    """Posts for console channels go to a stream (stdout), one block per post."""
+
+    def __init__(self, out: TextIO, as_json: bool = False):
+        self.out = out
+        self.as_json = as_json
+        self.count = 0
+
+    def __call__(self, channel: ChannelRef, reply: Reply) -> str:
+        self.count += 1
+        if self.as_json:
+            self.out.write(json.dumps({"channel": channel.channel, **reply.to_dict()}, ensure_ascii=False) + "\n")
+        else:
+            self.out.write(f"#{channel.channel}\n{render_text(reply)}\n\n")
+        self.out.flush()
+        return f"console:{channel.channel}:{self.count}"

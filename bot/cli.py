@@ -7,16 +7,16 @@ import json
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from bot.core import PaperClub
+from bot.app import Services, build_services, utc_now
 from bot.corpus import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.library import ImportSummary, Library
-from bot.search import Query, QueryError, SearchService
+from bot.search import Query, QueryError
 from store import Database, resolve_database_url
 from store.database import SchemaOutOfDate
 
@@ -30,20 +30,9 @@ DEMO_COLLECTIONS = {
 DEMO_STEPS = ("search diffusion models robustness", "show {top}", "similar {top}")
 
 
-@dataclass
-class Services:
-    db: Database
-    library: Library
-    search: SearchService
-    core: PaperClub
-
-
-def open_services(url: str | None = None) -> Services:
-    db = Database(url or resolve_database_url())
-    db.ensure_schema()
-    library = Library(db)
-    search = SearchService(library)
-    return Services(db, library, search, PaperClub(library, search))
+def open_services(url: str | None = None, at: datetime | None = None) -> Services:
+    """The services, with the clock fixed at `at` when the user travels in time."""
+    return build_services(url, clock=(lambda: at) if at else utc_now)
 
 
 # --- commands -----------------------------------------------------------------------------
@@ -163,10 +152,51 @@ def _batch_hit(index, hit) -> dict:
     return {"id": hit.paper_id, "title": index.title(hit.paper_id), "score": hit.score}
 
 
+def parse_instant(text: str) -> datetime:
+    """--at: ISO-8601; a time without a zone is taken as UTC."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not ISO-8601, e.g. 2026-11-23T09:00:00+01:00") from None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+def cmd_tick(args: argparse.Namespace) -> int:
+    """Post every due pick once and return; console channels print theirs here."""
+    from adapters.console import ConsoleDelivery
+
+    services = open_services(args.database_url, args.at)
+    report = services.daily.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
+    print(
+        f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {len(report.posted)} posted, "
+        f"{len(report.empty)} with nothing left, {len(report.failed)} failed, {len(report.skipped)} skipped",
+        file=sys.stderr,
+    )
+    return 1 if report.failed else 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """The scheduler, ticking every minute (console channels print to stdout)."""
+    import logging
+
+    from adapters.console import ConsoleDelivery
+    from bot.scheduler import run_forever, tick_job
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    services = open_services(args.database_url)
+    job = tick_job(services.daily, utc_now, ConsoleDelivery(sys.stdout), ["console"])
+    print("paperclub scheduler running (Ctrl-C stops it)", file=sys.stderr)
+    try:
+        run_forever(job)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def cmd_console(args: argparse.Namespace) -> int:
     from adapters.console import ConsoleSession
 
-    services = open_services(args.database_url)
+    services = open_services(args.database_url, args.at)
     session = ConsoleSession(services.core, channel=args.channel, user=args.user, manager=args.manager)
     session.run(sys.stdin, sys.stdout, as_json=args.json, prompt=sys.stdin.isatty() and not args.json)
     return 0
@@ -241,7 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", default="console", help="member id (default: console)")
     p.add_argument("--manager", action="store_true", help="act as a channel manager")
     p.add_argument("--json", action="store_true", help="print each reply as JSON")
+    p.add_argument("--at", type=parse_instant, help="run the session at this instant (ISO-8601), to travel in time")
     p.set_defaults(func=cmd_console)
+
+    p = sub.add_parser("tick", help="post every due paper of the day once, then exit")
+    p.add_argument("--at", type=parse_instant, help="pretend it is this instant (ISO-8601)")
+    p.add_argument("--json", action="store_true", help="print console posts as JSON")
+    p.set_defaults(func=cmd_tick)
+
+    p = sub.add_parser("serve", help="run the scheduler: a tick every minute")
+    p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers")
     p.set_defaults(func=cmd_demo)

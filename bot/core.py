@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from datetime import datetime, timezone
 
 from bot.cards import card
-from bot.grammar import Command, UsageError, split_command, usage_reply
+from bot.channel_commands import ChannelCommands
+from bot.channels import Channels
+from bot.daily import DailyPosts
+from bot.grammar import Command, NotAllowed, UsageError, split_command, usage_reply
 from bot.library import Library
 from bot.messages import Incoming, Reply
 from bot.search import Query, QueryError, SearchService
@@ -19,10 +24,20 @@ SIMILAR_RESULTS = 5
 class PaperClub:
     """The core. Services come in through the constructor; nothing is global."""
 
-    def __init__(self, library: Library, search: SearchService):
+    def __init__(
+        self,
+        library: Library,
+        search: SearchService,
+        channels: Channels,
+        daily: DailyPosts,
+        clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    ):
         self.library = library
         self.search_service = search
         self.tokenizer = search.tokenizer
+        self.channels = channels
+        self.daily = daily
+        self.clock = clock
         self.commands: dict[str, Command] = {
             c.name: c
             for c in [
@@ -42,6 +57,7 @@ class PaperClub:
                 ),
                 Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self._show),
                 Command("similar", "similar ID", "Papers like this one.", "similar 42", self._similar),
+                *ChannelCommands(channels, daily, library, clock).commands(),
             ]
         }
 
@@ -56,6 +72,8 @@ class PaperClub:
             return command.handler(incoming, args)
         except (UsageError, QueryError) as problem:
             return usage_reply(command, str(problem))
+        except NotAllowed as refusal:
+            return Reply(text=str(refusal), ephemeral=True, ok=False)
 
     # --- commands -------------------------------------------------------------------
 
@@ -69,7 +87,7 @@ class PaperClub:
 
     def _command_list(self) -> str:
         lines = ["paperclub commands (type them after /paper):"]
-        lines += [f"  {c.usage:<70} {c.summary}" for c in self.commands.values()]
+        lines += [f"  {c.usage.split(' · ')[0]:<44} {c.summary}" for c in self.commands.values()]
         lines.append("`help COMMAND` explains one, with an example.")
         return "\n".join(lines)
 

@@ -16,6 +16,10 @@ class UsageError(ValueError):
     """Bad arguments for a known command; the reply shows that command's usage."""
 
 
+class NotAllowed(Exception):
+    """The member may not do this here (e.g. only managers change settings)."""
+
+
 @dataclass(frozen=True)
 class Command:
     name: str

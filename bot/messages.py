@@ -76,6 +76,8 @@ class Reply:
     actions: list[Action] = field(default_factory=list)
     ephemeral: bool = False  # only the asking member sees it (errors, usage)
     in_thread: bool = False
+    # Non-empty: the adapter opens a discussion thread under the posted message, named so.
+    open_thread: str = ""
     ok: bool = True  # False for errors and usage replies
 
     def to_dict(self) -> dict[str, Any]:

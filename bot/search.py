@@ -154,6 +154,18 @@ class SearchIndex:
             hits[0] = Hit(hits[0].paper_id, hits[0].score, hits[0].matched, title_match=True)
         return hits
 
+    def rank(self, tokens: list[str], k: int, allowed: np.ndarray | None = None) -> list[Hit]:
+        """Plain BM25 ranking of already-tokenised terms among `allowed` documents (picks
+        use it: a channel's topics are terms, not a typed title)."""
+        return self._hits(tokens, self.bm25.top(tokens, k, allowed))
+
+    def mask_of(self, paper_ids: Iterable[int]) -> np.ndarray:
+        """A boolean mask over documents that is True for the given papers."""
+        mask = np.zeros(len(self), dtype=bool)
+        docs = [self._doc_of_paper[p] for p in paper_ids if p in self._doc_of_paper]
+        mask[docs] = True
+        return mask
+
     def _title_match(self, tokens: list[str], ranked: list[tuple[int, float]]) -> int | None:
         """The position in `ranked` of the paper whose title the query spells, if any."""
         query = _plain_terms(tokens)

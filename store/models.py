@@ -6,7 +6,7 @@ must describe the same tables (tests/test_store.py checks that they agree).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -107,4 +107,75 @@ class CorpusState(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     revision: Mapped[int] = mapped_column(default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Channel(Base):
+    """A chat channel (or console channel) with its own schedule, topics and history."""
+
+    __tablename__ = "channels"
+    __table_args__ = (UniqueConstraint("platform", "workspace", "channel", name="uq_channel"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform: Mapped[str] = mapped_column(String(20))
+    workspace: Mapped[str] = mapped_column(String(100))
+    channel: Mapped[str] = mapped_column(String(100))
+    # The schedule: local "HH:MM" in an IANA zone on some weekdays; NULL time = none set.
+    post_time: Mapped[str | None] = mapped_column(String(5))
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    days: Mapped[str] = mapped_column(String(40), default="mon,tue,wed,thu,fri,sat,sun")
+    enabled: Mapped[bool] = mapped_column(default=False)
+    paused_until: Mapped[date | None]
+    topics: Mapped[list[str]] = mapped_column(default=list)
+    collections: Mapped[list[str]] = mapped_column(default=list)  # empty: every collection
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Post(Base):
+    """A paper posted in a channel; unique per (channel, paper): never the same twice.
+
+    The row is written with state "sending" before the message goes out, so two
+    processes can never both send the same paper; it becomes "sent" with the message
+    reference, or is removed again when sending failed.
+    """
+
+    __tablename__ = "posts"
+    __table_args__ = (
+        UniqueConstraint("channel_id", "paper_id", name="uq_post_channel_paper"),
+        Index("ix_posts_channel_posted", "channel_id", "posted_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(20))  # daily | manual
+    state: Mapped[str] = mapped_column(String(20), default="sending")  # sending | sent
+    local_date: Mapped[date | None]
+    posted_at: Mapped[datetime] = mapped_column(default=utcnow)
+    message_ref: Mapped[str | None] = mapped_column(String(200))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    matched: Mapped[list[str]] = mapped_column(default=list)
+
+
+class Claim(Base):
+    """The right to make one channel's daily post for one local date.
+
+    Inserted with ON CONFLICT DO NOTHING before anything is picked: only the process
+    whose insert landed goes on, which keeps the paper of the day exactly-once across
+    replicas, restarts and retried ticks. States: claimed -> sending -> posted | failed
+    (retried within the grace) | empty (nothing left to pick) | skipped.
+    """
+
+    __tablename__ = "claims"
+    __table_args__ = (UniqueConstraint("channel_id", "local_date", name="uq_claim_channel_date"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    local_date: Mapped[date]
+    state: Mapped[str] = mapped_column(String(20), default="claimed")
+    attempts: Mapped[int] = mapped_column(default=1)
+    post_id: Mapped[int | None] = mapped_column(ForeignKey("posts.id", ondelete="SET NULL"))
+    error: Mapped[str | None] = mapped_column(Text)
+    claimed_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -19,9 +19,8 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from bot.core import PaperClub
+from bot.app import build_services
 from bot.library import Library
-from bot.search import SearchService
 from store import Database
 
 PG_URL = os.environ.get("PAPERCLUB_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
@@ -107,9 +106,7 @@ def seeded_sqlite(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="session")
 def seeded(seeded_sqlite):
-    """(library, search service, core) over the seeded corpus."""
-    database = Database(seeded_sqlite)
-    library = Library(database)
-    search = SearchService(library)
-    yield library, search, PaperClub(library, search)
-    database.dispose()
+    """(library, search service, core) over the seeded corpus (read-only use)."""
+    services = build_services(seeded_sqlite)
+    yield services.library, services.search, services.core
+    services.db.dispose()

@@ -1,0 +1,65 @@
+"""Wiring: every service built once, in one place, from a database URL.
+
+Adapters, the CLI and tests all start here, so a reader follows a command from the
+adapter to the core in one hop and sees exactly which services exist.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+from bot.channels import Channels
+from bot.core import PaperClub
+from bot.daily import DEFAULT_GRACE, DailyPosts
+from bot.library import Library
+from bot.picks import Picker
+from bot.search import SearchService
+from store import Database, resolve_database_url
+
+
+@dataclass
+class Services:
+    db: Database
+    library: Library
+    search: SearchService
+    channels: Channels
+    daily: DailyPosts
+    core: PaperClub
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def catchup_grace(env=os.environ) -> timedelta:
+    """PAPERCLUB_CATCHUP: how late a missed post may still go out (e.g. 3h, 90m)."""
+    raw = env.get("PAPERCLUB_CATCHUP", "").strip().lower()
+    if not raw:
+        return DEFAULT_GRACE
+    units = {"h": 3600, "m": 60, "s": 1}
+    try:
+        if raw[-1] in units:
+            return timedelta(seconds=float(raw[:-1]) * units[raw[-1]])
+        return timedelta(hours=float(raw))
+    except ValueError:
+        raise ValueError(f"PAPERCLUB_CATCHUP={raw!r} is not a duration: use e.g. 3h or 90m") from None
+
+
+def build_services(
+    url: str | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    grace: timedelta | None = None,
+    ensure_schema: bool = True,
+) -> Services:
+    db = Database(url or resolve_database_url())
+    if ensure_schema:
+        db.ensure_schema()
+    library = Library(db)
+    search = SearchService(library)
+    channels = Channels(db)
+    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), grace or catchup_grace())
+    core = PaperClub(library, search, channels, daily, clock)
+    return Services(db, library, search, channels, daily, core)

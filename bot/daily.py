@@ -1,0 +1,319 @@
+"""The paper of the day, posted exactly once per channel and local date.
+
+A tick finds the channels whose post is due, claims each (channel, local date) with an
+INSERT ... ON CONFLICT DO NOTHING, and only for the claims it inserted does it pick,
+reserve the paper (a posts row, unique per channel and paper), deliver, and record the
+message reference. Two replicas, a restart or a retried tick therefore make one post.
+A claim whose delivery failed is retried by a later tick within the catch-up grace;
+one that was being sent when its process died is left alone (it may have gone out),
+and says so in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from sqlalchemy import and_, delete, or_, select, tuple_, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from bot.cards import card, matched_words
+from bot.channels import Channels, ChannelSettings
+from bot.library import Library
+from bot.messages import ChannelRef, Reply
+from bot.picks import Pick, Picker
+from bot.search import Hit, SearchService
+from store import Database
+from store.models import Claim, Paper, Post, utcnow
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GRACE = timedelta(hours=3)
+CLAIM_LEASE = timedelta(minutes=10)  # a "claimed" claim older than this was abandoned
+BATCH = 500
+
+# deliver(channel, reply) posts the reply and returns the platform's message reference.
+Deliver = Callable[[ChannelRef, Reply], str | None]
+
+
+@dataclass
+class TickReport:
+    posted: list[tuple[ChannelRef, int]] = field(default_factory=list)  # (channel, paper id)
+    empty: list[ChannelRef] = field(default_factory=list)
+    failed: list[tuple[ChannelRef, str]] = field(default_factory=list)
+    skipped: list[tuple[ChannelRef, date]] = field(default_factory=list)
+
+
+@dataclass
+class _Job:
+    channel: ChannelSettings
+    day: date
+    claim_id: int
+    pick: Pick | None = None
+    post_id: int | None = None
+    reason: str = ""
+
+
+class DailyPosts:
+    def __init__(
+        self,
+        db: Database,
+        channels: Channels,
+        library: Library,
+        search: SearchService,
+        picker: Picker,
+        grace: timedelta = DEFAULT_GRACE,
+    ):
+        self.db = db
+        self.channels = channels
+        self.library = library
+        self.search = search
+        self.picker = picker
+        self.grace = grace
+
+    # --- the tick -------------------------------------------------------------------
+
+    def tick(self, now: datetime, deliver: Deliver, platforms: Iterable[str]) -> TickReport:
+        """Post every due pick for channels on `platforms` (those we can deliver to)."""
+        platforms = set(platforms)
+        report = TickReport()
+        due, missed = self._due(now, platforms)
+        self._skip(missed, report)
+        for start in range(0, len(due), BATCH):
+            jobs = self._claim(due[start : start + BATCH], now)
+            self._run(jobs, now, deliver, report)
+        return report
+
+    def _due(self, now: datetime, platforms: set[str]):
+        due: list[tuple[ChannelSettings, date]] = []
+        missed: list[tuple[ChannelSettings, date]] = []
+        for channel in self.channels.scheduled():
+            if channel.ref.platform not in platforms or channel.schedule is None:
+                continue
+            day = channel.schedule.due_date(now, self.grace)
+            if day is not None and not channel.paused_on(day):
+                due.append((channel, day))
+            elif day is None:
+                late = channel.schedule.missed_date(now, self.grace)
+                if late is not None and not channel.paused_on(late):
+                    missed.append((channel, late))
+        return due, missed
+
+    def _skip(self, missed: list[tuple[ChannelSettings, date]], report: TickReport) -> None:
+        """Record (once) the days whose post time passed beyond the grace unposted."""
+        for start in range(0, len(missed), BATCH):  # empty list: no statement at all
+            chunk = missed[start : start + BATCH]
+            rows = [_claim_row(c.id, d, "skipped") for c, d in chunk]
+            with self.db.session() as session:
+                inserted = set(session.execute(_insert_claims(session, rows)).scalars())
+            for channel, day in chunk:
+                if channel.id in inserted:
+                    log.warning(
+                        "skipped the %s post of %s: its time passed more than %s ago",
+                        day, channel.ref.key(), self.grace,
+                    )
+                    report.skipped.append((channel.ref, day))
+
+    def _claim(self, due: list[tuple[ChannelSettings, date]], now: datetime) -> list[_Job]:
+        by_id = {c.id: (c, d) for c, d in due}
+        if not due:
+            return []
+        with self.db.session() as session:
+            won = set(session.execute(_insert_claims(session, [_claim_row(c.id, d, "claimed") for c, d in due])).scalars())
+            retried = self._retake(session, [(c.id, d) for c, d in due if c.id not in won], now)
+            rows = session.execute(
+                select(Claim.id, Claim.channel_id).where(
+                    Claim.channel_id.in_(won | retried), tuple_(Claim.channel_id, Claim.local_date).in_(
+                        [(c.id, d) for c, d in due]
+                    )
+                )
+            ).all()
+        return [_Job(by_id[channel_id][0], by_id[channel_id][1], claim_id) for claim_id, channel_id in rows]
+
+    def _retake(self, session: Session, keys: list[tuple[int, date]], now: datetime) -> set[int]:
+        """Take over claims whose delivery failed, or whose process died before sending."""
+        if not keys:
+            return set()
+        result = session.execute(
+            update(Claim)
+            .where(
+                tuple_(Claim.channel_id, Claim.local_date).in_(keys),
+                or_(Claim.state == "failed", and_(Claim.state == "claimed", Claim.claimed_at < now - CLAIM_LEASE)),
+            )
+            .values(state="claimed", attempts=Claim.attempts + 1, claimed_at=now, updated_at=utcnow())
+            .returning(Claim.channel_id)
+        )
+        return set(result.scalars())
+
+    def _run(self, jobs: list[_Job], now: datetime, deliver: Deliver, report: TickReport) -> None:
+        if not jobs:
+            return
+        index = self.search.current()
+        history = self._histories([j.channel.id for j in jobs])
+        for job in jobs:
+            excluded, titles = history.get(job.channel.id, (set(), []))
+            job.pick, job.post_id = self._reserve(job.channel, excluded, titles, job.day, "daily")
+        self._mark_sending([j.claim_id for j in jobs])
+        papers = self.library.get_many(j.pick.paper_id for j in jobs if j.pick)
+        outcomes: list[tuple[_Job, str, str | None]] = []
+        for job in jobs:
+            if job.pick is None:
+                reply = nothing_left_reply()
+            else:
+                reply = self.post_reply(job.channel, papers[job.pick.paper_id], job.pick, job.day)
+                job.reason = reply.cards[0].reason
+            try:
+                ref = deliver(job.channel.ref, reply)
+            except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later
+                log.exception("posting to %s failed", job.channel.ref.key())
+                outcomes.append((job, "failed", str(problem)))
+                report.failed.append((job.channel.ref, str(problem)))
+                continue
+            if job.pick is None:
+                outcomes.append((job, "empty", None))
+                report.empty.append(job.channel.ref)
+            else:
+                outcomes.append((job, "posted", ref))
+                report.posted.append((job.channel.ref, job.pick.paper_id))
+        self._finish(outcomes, now)
+
+    def _mark_sending(self, claim_ids: list[int]) -> None:
+        """From here a claim is never taken over by lease: its post may be out already."""
+        with self.db.session() as session:
+            session.execute(update(Claim).where(Claim.id.in_(claim_ids)).values(state="sending", updated_at=utcnow()))
+
+    def _histories(self, channel_ids: list[int]) -> dict[int, tuple[set[int], list[str]]]:
+        """Per channel: every paper it has (or is sending), and its latest titles first."""
+        out: dict[int, tuple[set[int], list[str]]] = {cid: (set(), []) for cid in channel_ids}
+        with self.db.session() as session:
+            rows = session.execute(
+                select(Post.channel_id, Post.paper_id, Paper.title)
+                .join(Paper, Paper.id == Post.paper_id)
+                .where(Post.channel_id.in_(channel_ids))
+                .order_by(Post.posted_at.desc(), Post.id.desc())
+            )
+            for channel_id, paper_id, title in rows:
+                out[channel_id][0].add(paper_id)
+                out[channel_id][1].append(title)
+        return out
+
+    def _reserve(
+        self, channel: ChannelSettings, excluded: set[int], titles: list[str], day: date | None, kind: str
+    ) -> tuple[Pick | None, int | None]:
+        """Pick and write the posts row (state "sending"); a paper another process took
+        meanwhile fails the unique constraint and the next best is tried."""
+        index = self.search.current()
+        for _attempt in range(5):
+            pick = self.picker.choose(index, channel, excluded, titles)
+            if pick is None:
+                return None, None
+            try:
+                with self.db.session() as session:
+                    post = Post(
+                        channel_id=channel.id, paper_id=pick.paper_id, kind=kind, state="sending",
+                        local_date=day, matched=list(pick.matched), reason="",
+                    )
+                    session.add(post)
+                    session.flush()
+                    return pick, post.id
+            except IntegrityError:
+                excluded = excluded | {pick.paper_id}
+        return None, None
+
+    def _finish(self, outcomes: list[tuple[_Job, str, str | None]], now: datetime) -> None:
+        with self.db.session() as session:
+            for job, state, detail in outcomes:
+                posted = state == "posted"
+                if job.post_id is not None and posted:
+                    session.execute(
+                        update(Post)
+                        .where(Post.id == job.post_id)
+                        .values(state="sent", message_ref=detail, posted_at=now, reason=job.reason)
+                    )
+                elif job.post_id is not None:
+                    session.execute(delete(Post).where(Post.id == job.post_id))
+                session.execute(
+                    update(Claim)
+                    .where(Claim.id == job.claim_id)
+                    .values(
+                        state=state,
+                        post_id=job.post_id if posted else None,
+                        error=detail if state == "failed" else None,
+                        updated_at=utcnow(),
+                    )
+                )
+
+    # --- manual picks and replies -------------------------------------------------------
+
+    def post_now(self, channel: ChannelSettings, now: datetime) -> Reply:
+        """`next`: a pick right away, outside the schedule (the reply is the post)."""
+        history = self._histories([channel.id])[channel.id]
+        pick, post_id = self._reserve(channel, history[0], history[1], None, "manual")
+        if pick is None:
+            return nothing_left_reply()
+        paper = self.library.get_many([pick.paper_id])[pick.paper_id]
+        reply = self.post_reply(channel, paper, pick, None)
+        with self.db.session() as session:
+            session.execute(
+                update(Post)
+                .where(Post.id == post_id)
+                .values(state="sent", posted_at=now, reason=reply.cards[0].reason)
+            )
+        return reply
+
+    def post_reply(self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None) -> Reply:
+        reason = self.reason(channel, paper, pick)
+        hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
+        heading = f"Paper of the day, {day:%A %d %B %Y}" if day else "Next paper"
+        return Reply(
+            text=f"{heading}: {paper.title}",
+            cards=[card(paper, self.search.tokenizer, hit, reason=reason)],
+            open_thread=_thread_name(paper.title),
+        )
+
+    def reason(self, channel: ChannelSettings, paper: Paper, pick: Pick) -> str:
+        if pick.matched:
+            words = matched_words(f"{paper.title} {paper.abstract}", pick.matched, self.search.tokenizer)
+            return f"Matches this channel's topics: {', '.join(words)}."
+        if channel.topics:
+            return "Nothing unposted matches this channel's topics any more, so a paper from the wider corpus."
+        return "A tour of the corpus: this channel has no topics yet (`topics add WORDS` steers the picks); chosen to differ from the last posts."
+
+
+def nothing_left_reply() -> Reply:
+    return Reply(
+        text=(
+            "Nothing left to pick: every paper this channel can draw from has been posted. "
+            "Widen it with `use all` (or `use COLLECTION...`), or import more papers "
+            "(`paperclub import FILE`)."
+        ),
+        ok=True,
+    )
+
+
+def _thread_name(title: str) -> str:
+    # Discord allows 1..100 characters for a thread name.
+    return title if len(title) <= 100 else title[:99] + "…"
+
+
+def _claim_row(channel_id: int, day: date, state: str) -> dict:
+    now = utcnow()
+    return {
+        "channel_id": channel_id, "local_date": day, "state": state, "attempts": 1,
+        "claimed_at": now, "updated_at": now,
+    }
+
+
+def _insert_claims(session: Session, rows: list[dict]):
+    """INSERT ... ON CONFLICT DO NOTHING RETURNING channel_id, in this dialect."""
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return (
+        dialect.insert(Claim)
+        .values(rows)
+        .on_conflict_do_nothing(index_elements=["channel_id", "local_date"])
+        .returning(Claim.channel_id)
+    )

@@ -1,0 +1,55 @@
+"""The scheduler: one APScheduler job that runs the daily-post tick every minute.
+
+One scheduler per deployment (APScheduler job stores must never be shared), and the
+claims in the database keep posts exactly-once even if that rule is broken.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.cron import CronTrigger
+
+from bot.daily import DailyPosts, Deliver
+
+log = logging.getLogger(__name__)
+
+# A tick that starts up to 50 s late still runs (the claims make a late or doubled
+# tick harmless); missed ticks collapse into one; never two ticks at once.
+MISFIRE_GRACE_SECONDS = 50
+
+
+def tick_job(daily: DailyPosts, clock: Callable[[], datetime], deliver: Deliver, platforms: Iterable[str]):
+    platforms = tuple(platforms)
+
+    def run() -> None:
+        report = daily.tick(clock(), deliver, platforms)
+        if report.posted or report.failed or report.skipped or report.empty:
+            log.info(
+                "tick: %d posted, %d empty, %d failed, %d skipped",
+                len(report.posted), len(report.empty), len(report.failed), len(report.skipped),
+            )
+
+    return run
+
+
+def add_tick(scheduler: BaseScheduler, job: Callable[[], None]) -> None:
+    scheduler.add_job(
+        job,
+        CronTrigger(second=0),  # the top of every minute, in UTC
+        id="paperclub-tick",
+        misfire_grace_time=MISFIRE_GRACE_SECONDS,
+        coalesce=True,
+        max_instances=1,
+        replace_existing=True,
+    )
+
+
+def run_forever(job: Callable[[], None]) -> None:
+    scheduler = BlockingScheduler(timezone="UTC")
+    add_tick(scheduler, job)
+    scheduler.start()
