@@ -43,7 +43,7 @@ def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPP
     words = text.split()
     if len(words) <= width:
         return " ".join(words)
-    found = [stems & set(tokenizer.tokens(w)) if stems else set() for w in words]
+    found = [stems & tokenizer.word_terms(w) if stems else set() for w in words]
     best, best_rank = 0, (0, 0)
     for start in range(len(words) - width + 1):
         window = found[start : start + width]

@@ -139,11 +139,11 @@ class ChannelCommands:
         if [n.lower() for n in names] == ["all"]:
             chosen: list[str] = []
         else:
-            known = {name for name, _ in self.library.collections()}
-            unknown = [n for n in names if n not in known]
+            known = {name.lower(): name for name, _ in self.library.collections()}
+            unknown = [n for n in names if n.lower() not in known]
             if unknown:
                 raise UsageError(f"No collection named {', '.join(unknown)}; `collections` lists them.")
-            chosen = list(dict.fromkeys(names))
+            chosen = list(dict.fromkeys(known[n.lower()] for n in names))
         _require_manager(incoming, "choose the collections")
         self.channels.update(incoming.channel, _set(collections=chosen))
         return Reply(text=f"This channel now picks from {', '.join(chosen) if chosen else 'all collections'}.")

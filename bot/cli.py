@@ -193,6 +193,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tick_bench(args: argparse.Namespace) -> int:
+    from bot.tick_bench import run_tick_bench
+
+    url = args.database_url or resolve_database_url()
+    print(run_tick_bench(url, args.channels).line())
+    return 0
+
+
 def cmd_console(args: argparse.Namespace) -> int:
     from adapters.console import ConsoleSession
 
@@ -278,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", type=parse_instant, help="pretend it is this instant (ISO-8601)")
     p.add_argument("--json", action="store_true", help="print console posts as JSON")
     p.set_defaults(func=cmd_tick)
+
+    p = sub.add_parser("tick-bench", help="time one tick with many channels due at once (use a scratch database)")
+    p.add_argument("--channels", type=_positive, default=10_000, help="channels due in the same minute (10000)")
+    p.set_defaults(func=cmd_tick_bench)
 
     p = sub.add_parser("serve", help="run the scheduler: a tick every minute")
     p.set_defaults(func=cmd_serve)

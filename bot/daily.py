@@ -26,7 +26,7 @@ from bot.channels import Channels, ChannelSettings
 from bot.library import Library
 from bot.messages import ChannelRef, Reply
 from bot.picks import Pick, Picker
-from bot.search import Hit, SearchService
+from bot.search import Hit, SearchIndex, SearchService
 from store import Database
 from store.models import Claim, Paper, Post, utcnow
 
@@ -82,7 +82,7 @@ class DailyPosts:
         platforms = set(platforms)
         report = TickReport()
         due, missed = self._due(now, platforms)
-        self._skip(missed, report)
+        self._skip(missed, now, report)
         for start in range(0, len(due), BATCH):
             jobs = self._claim(due[start : start + BATCH], now)
             self._run(jobs, now, deliver, report)
@@ -103,11 +103,11 @@ class DailyPosts:
                     missed.append((channel, late))
         return due, missed
 
-    def _skip(self, missed: list[tuple[ChannelSettings, date]], report: TickReport) -> None:
+    def _skip(self, missed: list[tuple[ChannelSettings, date]], now: datetime, report: TickReport) -> None:
         """Record (once) the days whose post time passed beyond the grace unposted."""
         for start in range(0, len(missed), BATCH):  # empty list: no statement at all
             chunk = missed[start : start + BATCH]
-            rows = [_claim_row(c.id, d, "skipped") for c, d in chunk]
+            rows = [_claim_row(c.id, d, "skipped", now) for c, d in chunk]
             with self.db.session() as session:
                 inserted = set(session.execute(_insert_claims(session, rows)).scalars())
             for channel, day in chunk:
@@ -123,7 +123,7 @@ class DailyPosts:
         if not due:
             return []
         with self.db.session() as session:
-            won = set(session.execute(_insert_claims(session, [_claim_row(c.id, d, "claimed") for c, d in due])).scalars())
+            won = set(session.execute(_insert_claims(session, [_claim_row(c.id, d, "claimed", now) for c, d in due])).scalars())
             retried = self._retake(session, [(c.id, d) for c, d in due if c.id not in won], now)
             rows = session.execute(
                 select(Claim.id, Claim.channel_id).where(
@@ -156,7 +156,7 @@ class DailyPosts:
         history = self._histories([j.channel.id for j in jobs])
         for job in jobs:
             excluded, titles = history.get(job.channel.id, (set(), []))
-            job.pick, job.post_id = self._reserve(job.channel, excluded, titles, job.day, "daily")
+            job.pick, job.post_id = self._reserve(index, job.channel, excluded, titles, job.day, "daily")
         self._mark_sending([j.claim_id for j in jobs])
         papers = self.library.get_many(j.pick.paper_id for j in jobs if j.pick)
         outcomes: list[tuple[_Job, str, str | None]] = []
@@ -202,11 +202,16 @@ class DailyPosts:
         return out
 
     def _reserve(
-        self, channel: ChannelSettings, excluded: set[int], titles: list[str], day: date | None, kind: str
+        self,
+        index: SearchIndex,
+        channel: ChannelSettings,
+        excluded: set[int],
+        titles: list[str],
+        day: date | None,
+        kind: str,
     ) -> tuple[Pick | None, int | None]:
         """Pick and write the posts row (state "sending"); a paper another process took
         meanwhile fails the unique constraint and the next best is tried."""
-        index = self.search.current()
         for _attempt in range(5):
             pick = self.picker.choose(index, channel, excluded, titles)
             if pick is None:
@@ -252,7 +257,7 @@ class DailyPosts:
     def post_now(self, channel: ChannelSettings, now: datetime) -> Reply:
         """`next`: a pick right away, outside the schedule (the reply is the post)."""
         history = self._histories([channel.id])[channel.id]
-        pick, post_id = self._reserve(channel, history[0], history[1], None, "manual")
+        pick, post_id = self._reserve(self.search.current(), channel, history[0], history[1], None, "manual")
         if pick is None:
             return nothing_left_reply()
         paper = self.library.get_many([pick.paper_id])[pick.paper_id]
@@ -300,8 +305,9 @@ def _thread_name(title: str) -> str:
     return title if len(title) <= 100 else title[:99] + "…"
 
 
-def _claim_row(channel_id: int, day: date, state: str) -> dict:
-    now = utcnow()
+def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict:
+    # claimed_at is the tick's instant, not the wall clock: the lease that lets a later
+    # tick take over an abandoned claim is measured in the same (possibly simulated) time.
     return {
         "channel_id": channel_id, "local_date": day, "state": state, "attempts": 1,
         "claimed_at": now, "updated_at": now,

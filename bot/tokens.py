@@ -69,6 +69,11 @@ class Tokenizer:
         "multi-task" matches queries for "multi-task" and for "multi task"."""
         return [term for term, _word in self.terms_with_words(text)]
 
+    @lru_cache(maxsize=200_000)  # noqa: B019 - card snippets tokenise the same words again and again
+    def word_terms(self, word: str) -> frozenset[str]:
+        """The terms of one whitespace-separated word of text."""
+        return frozenset(self.tokens(word))
+
     def terms_with_words(self, text: str) -> list[tuple[str, str]]:
         """(term, the word as written) pairs, so a card can show "robustness" for "robust"."""
         out: list[tuple[str, str]] = []

@@ -9,6 +9,7 @@ skipped with the reason, unless PAPERCLUB_REQUIRE_POSTGRES=1 (CI), where that is
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from importlib import resources
@@ -102,6 +103,28 @@ def seeded_sqlite(tmp_path_factory) -> str:
     import_seeds(Library(database))
     database.dispose()
     return f"sqlite:///{path}"
+
+
+@pytest.fixture
+def seeded_copy(seeded_sqlite, tmp_path) -> str:
+    """A private, writable copy of the seeded SQLite database (cheaper than importing)."""
+    source = Path(make_url(seeded_sqlite).database)
+    target = tmp_path / "copy.db"
+    shutil.copyfile(source, target)
+    return f"sqlite:///{target}"
+
+
+@pytest.fixture
+def seeded_db_url(request, seeded_sqlite, tmp_path) -> str:
+    """A writable seeded database: the SQLite copy, or PostgreSQL with the seeds imported."""
+    if getattr(request, "param", "sqlite") == "sqlite":
+        return request.getfixturevalue("seeded_copy")
+    url = request.getfixturevalue("postgres_url")
+    database = Database(url)
+    database.upgrade()
+    import_seeds(Library(database))
+    database.dispose()
+    return url
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,83 @@
+"""Channel settings commands: managers only, usage on bad input, nothing changed on refusal."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from adapters.console import ConsoleSession
+from bot.app import build_services
+
+
+def test_members_cannot_change_settings_and_nothing_changes(seeded_copy):
+    services = build_services(seeded_copy)
+    member = ConsoleSession(services.core, channel="c", user="bob", manager=False)
+    before = services.channels.get(member.channel)
+    for command, what in [
+        ("schedule 09:00 Europe/Berlin weekdays", "change the schedule"),
+        ("topics add diffusion", "change the topics"),
+        ("use trending", "choose the collections"),
+        ("next", "post an extra pick"),
+    ]:
+        reply = member.send(command)
+        assert not reply.ok and reply.text == f"Only channel managers can {what}."
+    assert services.channels.get(member.channel) == before
+    # Reading is for everyone.
+    assert member.send("schedule").ok and member.send("topics").ok and member.send("today").ok
+
+
+def test_manager_settings_round_trip(seeded_copy):
+    services = build_services(seeded_copy)
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    assert "09:00 Europe/Berlin, weekdays; schedule on" in boss.send("schedule 09:00 Europe/Berlin weekdays").text
+    assert "Paused until 2026-12-31" in boss.send("schedule pause until 2026-12-31").text
+    assert "Paused" not in boss.send("schedule resume").text
+    assert "schedule off" in boss.send("schedule off").text
+    assert "schedule on" in boss.send("schedule on").text
+    assert boss.send("topics add reinforcement learning, world models").text == (
+        "Topics: reinforcement learning; world models"
+    )
+    assert boss.send("topics remove World Models").text == "Topics: reinforcement learning"
+    assert not boss.send("topics remove nonsense").ok
+    assert "none" in boss.send("topics clear").text
+    assert "picks from trending" in boss.send("use trending").text
+    assert "* trending" in boss.send("collections").text
+    assert "all collections" in boss.send("use all").text
+
+
+def test_bad_input_prints_usage_with_an_example(seeded_copy):
+    services = build_services(seeded_copy)
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    for command in ["schedule 25:00", "schedule 09:00 Mars/Olympus", "schedule 09:00 UTC fryday",
+                    "schedule pause until someday", "topics frobnicate", "history -3", "use nosuch"]:
+        reply = boss.send(command)
+        assert not reply.ok and "Usage:" in reply.text and "Example:" in reply.text, command
+    assert services.channels.get(boss.channel).schedule is None
+
+
+WORDS = st.sampled_from([
+    "schedule", "topics", "use", "history", "today", "next", "collections", "add", "remove", "clear",
+    "pause", "until", "resume", "on", "off", "all", "09:00", "25:00", "23:59", "Europe/Berlin",
+    "Mars/Olympus", "UTC", "weekdays", "daily", "mon,wed,fri", "fryday", "2026-12-31", "2026-13-45",
+    "trending", "iclr2021", ",", "", "0", "51", "5",
+])
+LINES = st.one_of(
+    st.lists(WORDS, min_size=1, max_size=6).map(" ".join),
+    st.text(max_size=40).map(lambda t: "schedule " + t),
+    st.text(max_size=40).map(lambda t: "topics " + t),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=LINES, is_manager=st.booleans())
+def test_fuzzed_settings_commands_never_raise_and_refusals_change_nothing(seeded_copy, line, is_manager):
+    services = build_services(seeded_copy)
+    session = ConsoleSession(services.core, channel="fuzz", user="f", manager=is_manager)
+    before = services.channels.get(session.channel)
+    reply = session.send(line)  # must not raise
+    after = services.channels.get(session.channel)
+    if not reply.ok:
+        assert after == before, line
+    if not is_manager and not line.startswith(("next",)):
+        assert after == before, line
+    services.db.dispose()
