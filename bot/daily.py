@@ -153,10 +153,7 @@ class DailyPosts:
         if not jobs:
             return
         index = self.search.current()
-        history = self._histories([j.channel.id for j in jobs])
-        for job in jobs:
-            excluded, titles = history.get(job.channel.id, (set(), []))
-            job.pick, job.post_id = self._reserve(index, job.channel, excluded, titles, job.day, "daily")
+        self._reserve_batch(index, jobs, now)
         self._mark_sending([j.claim_id for j in jobs])
         papers = self.library.get_many(j.pick.paper_id for j in jobs if j.pick)
         outcomes: list[tuple[_Job, str, str | None]] = []
@@ -200,6 +197,41 @@ class DailyPosts:
                 out[channel_id][0].add(paper_id)
                 out[channel_id][1].append(title)
         return out
+
+    def _reserve_batch(self, index: SearchIndex, jobs: list[_Job], now: datetime) -> None:
+        """Pick for every job, then write all the posts rows in one statement; the few
+        whose paper another process took meanwhile are picked again one by one."""
+        history = self._histories([j.channel.id for j in jobs])
+        rankings: dict = {}  # channels with the same topics share one BM25 ranking per tick
+        for job in jobs:
+            excluded, titles = history[job.channel.id]
+            job.pick = self.picker.choose(index, job.channel, excluded, titles, rankings)
+        rows = [
+            {
+                "channel_id": j.channel.id, "paper_id": j.pick.paper_id, "kind": "daily", "state": "sending",
+                "local_date": j.day, "posted_at": now, "reason": "", "matched": list(j.pick.matched),
+            }
+            for j in jobs
+            if j.pick is not None
+        ]
+        reserved: dict[int, int] = {}
+        if rows:
+            with self.db.session() as session:
+                statement = (
+                    _dialect(session).insert(Post).values(rows)
+                    .on_conflict_do_nothing(index_elements=["channel_id", "paper_id"])
+                    .returning(Post.channel_id, Post.id)
+                )
+                reserved = dict(session.execute(statement).all())
+        for job in jobs:
+            if job.pick is None:
+                continue
+            job.post_id = reserved.get(job.channel.id)
+            if job.post_id is None:
+                excluded, titles = history[job.channel.id]
+                job.pick, job.post_id = self._reserve(
+                    index, job.channel, excluded | {job.pick.paper_id}, titles, job.day, "daily"
+                )
 
     def _reserve(
         self,
@@ -314,11 +346,15 @@ def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict:
     }
 
 
+def _dialect(session: Session):
+    """The dialect module whose insert() has on_conflict_do_nothing."""
+    return postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+
+
 def _insert_claims(session: Session, rows: list[dict]):
     """INSERT ... ON CONFLICT DO NOTHING RETURNING channel_id, in this dialect."""
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     return (
-        dialect.insert(Claim)
+        _dialect(session).insert(Claim)
         .values(rows)
         .on_conflict_do_nothing(index_elements=["channel_id", "local_date"])
         .returning(Claim.channel_id)

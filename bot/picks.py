@@ -38,11 +38,16 @@ class Picker:
         channel: ChannelSettings,
         excluded: set[int],
         recent_titles: list[str],
+        rankings: dict | None = None,
     ) -> Pick | None:
-        """The best paper for `channel` that is not in `excluded`, or None if none is left."""
+        """The best paper for `channel` that is not in `excluded`, or None if none is left.
+
+        `rankings` may be shared between calls on one index (a tick): channels with the
+        same topics and collections then share one BM25 ranking.
+        """
         allowed = self.collection_mask(index, channel.collections)
         if channel.topics:
-            pick = self._by_topics(index, channel, allowed, excluded, recent_titles)
+            pick = self._by_topics(index, channel, allowed, excluded, recent_titles, rankings)
             if pick is not None:
                 return pick
         return self._tour(index, channel, allowed, excluded, recent_titles)
@@ -56,10 +61,19 @@ class Picker:
             mask |= index.filter_mask({"in": [name]})
         return mask
 
-    def _by_topics(self, index, channel, allowed, excluded, recent_titles) -> Pick | None:
+    def _by_topics(self, index, channel, allowed, excluded, recent_titles, rankings) -> Pick | None:
         tokens = self.tokenizer.tokens(" ".join(channel.topics))
         # Ask for enough to survive the exclusions: the posted papers rank high too.
-        hits = [h for h in index.rank(tokens, POOL + len(excluded), allowed) if h.paper_id not in excluded][:POOL]
+        depth = POOL + len(excluded)
+        key = (tuple(tokens), channel.collections)
+        cached = rankings.get(key) if rankings is not None else None
+        # A cached ranking serves any depth it covers; one shorter than its own depth
+        # already holds every matching paper.
+        if cached is None or (cached[0] < depth and len(cached[1]) == cached[0]):
+            cached = (depth, index.rank(tokens, depth, allowed))
+            if rankings is not None:
+                rankings[key] = cached
+        hits = [h for h in cached[1] if h.paper_id not in excluded][:POOL]
         if not hits:
             return None
         redundancy = self._redundancy(index, recent_titles, [h.paper_id for h in hits])
