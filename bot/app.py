@@ -20,6 +20,10 @@ from bot.search import SearchService
 from store import Database, resolve_database_url
 
 
+class ConfigError(ValueError):
+    """A setting from the environment that cannot be used; the message names it."""
+
+
 @dataclass
 class Services:
     db: Database
@@ -45,7 +49,7 @@ def catchup_grace(env=os.environ) -> timedelta:
             return timedelta(seconds=float(raw[:-1]) * units[raw[-1]])
         return timedelta(hours=float(raw))
     except ValueError:
-        raise ValueError(f"PAPERCLUB_CATCHUP={raw!r} is not a duration: use e.g. 3h or 90m") from None
+        raise ConfigError(f"PAPERCLUB_CATCHUP={raw!r} is not a duration: use e.g. 3h or 90m") from None
 
 
 def build_services(

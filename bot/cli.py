@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
-from bot.app import Services, build_services, utc_now
+from bot.app import ConfigError, Services, build_services, utc_now
 from bot.corpus import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.library import ImportSummary, Library
@@ -27,7 +27,13 @@ DEMO_COLLECTIONS = {
     "iclr2022-topics.txt": "iclr2022-topics",
     "iclr2022-blog-review.txt": "iclr2022-blog",
 }
-DEMO_STEPS = ("search diffusion models robustness", "show {top}", "similar {top}")
+DEMO_STEPS = (
+    "search diffusion models robustness",
+    "show {top}",
+    "similar {top}",
+    "topics add reinforcement learning",
+    "next",
+)
 
 
 def open_services(url: str | None = None, at: datetime | None = None) -> Services:
@@ -220,7 +226,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with resources.as_file(corpus / name) as path:
             summary = services.library.import_file(path, collection)
         print("  " + format_summary(summary).replace(str(path), name))
-    session = ConsoleSession(services.core, channel="demo", user="demo")
+    session = ConsoleSession(services.core, channel="demo", user="demo", manager=True)
     top = None
     for step in DEMO_STEPS:
         command = step.format(top=top)
@@ -314,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except SchemaOutOfDate as problem:
+    except (SchemaOutOfDate, ConfigError) as problem:
         print(f"error: {problem}", file=sys.stderr)
         return 1
 

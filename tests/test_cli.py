@@ -68,6 +68,9 @@ def test_demo_runs_on_a_fresh_directory(tmp_path):
     assert f"{SEED_COUNTS['openreview']} added" in result.stdout
     assert "/paper search" in result.stdout and "/paper similar" in result.stdout
     assert "matched:" in result.stdout
+    assert "why: Matches this channel's topics: reinforcement, learning" in result.stdout  # a pick
+    again = paperclub("demo", cwd=tmp_path)  # a second run changes nothing it imported
+    assert again.returncode == 0 and f"0 added, 0 updated, {SEED_COUNTS['openreview']} unchanged" in again.stdout
 
 
 @pytest.mark.parametrize("argv", [["search"], ["import"], ["frobnicate"]])

@@ -157,3 +157,13 @@ def test_three_processes_ticking_at_once_post_once_per_channel(postgres_url, tmp
         assert s.scalar(select(func.count(Post.id)).where(Post.state == "sent")) == 5
         assert s.scalar(select(func.count(Claim.id)).where(Claim.state == "posted")) == 5
     services.db.dispose()
+
+
+def test_catchup_setting_is_read_and_checked():
+    from bot.app import ConfigError, catchup_grace
+
+    assert catchup_grace({}) == timedelta(hours=3)
+    assert catchup_grace({"PAPERCLUB_CATCHUP": "90m"}) == timedelta(minutes=90)
+    assert catchup_grace({"PAPERCLUB_CATCHUP": "2"}) == timedelta(hours=2)
+    with pytest.raises(ConfigError, match="PAPERCLUB_CATCHUP"):
+        catchup_grace({"PAPERCLUB_CATCHUP": "soon"})
