@@ -16,7 +16,9 @@ from bot.core import PaperClub
 from bot.daily import DEFAULT_GRACE, DailyPosts
 from bot.library import Library
 from bot.picks import Picker
+from bot.polls import Polls
 from bot.search import SearchService
+from bot.votes import Votes
 from store import Database, resolve_database_url
 
 
@@ -31,6 +33,8 @@ class Services:
     search: SearchService
     channels: Channels
     daily: DailyPosts
+    votes: Votes
+    polls: Polls
     core: PaperClub
 
 
@@ -64,6 +68,8 @@ def build_services(
     library = Library(db)
     search = SearchService(library)
     channels = Channels(db)
-    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), grace or catchup_grace())
-    core = PaperClub(library, search, channels, daily, clock)
-    return Services(db, library, search, channels, daily, core)
+    votes = Votes(db)
+    polls = Polls(db)
+    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes, grace or catchup_grace())
+    core = PaperClub(library, search, channels, daily, votes, polls, clock)
+    return Services(db, library, search, channels, daily, votes, polls, core)

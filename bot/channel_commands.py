@@ -12,7 +12,7 @@ from datetime import datetime
 from bot.cards import card
 from bot.channels import Channels, ChannelSettings
 from bot.daily import DailyPosts
-from bot.grammar import Command, NotAllowed, UsageError
+from bot.grammar import Command, UsageError, require_manager
 from bot.library import Library
 from bot.messages import Incoming, Reply
 from bot.schedule import SCHEDULE_EXAMPLE, SCHEDULE_USAGE, ScheduleError, parse_date, parse_schedule
@@ -56,7 +56,7 @@ class ChannelCommands:
         if not words:
             return Reply(text=describe_schedule(channel))
         change = self._schedule_change(words)
-        _require_manager(incoming, "change the schedule")
+        require_manager(incoming, "change the schedule")
         updated = self.channels.update(incoming.channel, change)
         return Reply(text=f"Done. {describe_schedule(updated)}")
 
@@ -115,7 +115,7 @@ class ChannelCommands:
             new = [c for c in current if c.lower() not in {p.lower() for p in phrases}]
         else:
             new = []
-        _require_manager(incoming, "change the topics")
+        require_manager(incoming, "change the topics")
         updated = self.channels.update(incoming.channel, _set(topics=new))
         return Reply(text=f"Topics: {'; '.join(updated.topics) or 'none (picks tour the whole corpus)'}")
 
@@ -144,7 +144,7 @@ class ChannelCommands:
             if unknown:
                 raise UsageError(f"No collection named {', '.join(unknown)}; `collections` lists them.")
             chosen = list(dict.fromkeys(known[n.lower()] for n in names))
-        _require_manager(incoming, "choose the collections")
+        require_manager(incoming, "choose the collections")
         self.channels.update(incoming.channel, _set(collections=chosen))
         return Reply(text=f"This channel now picks from {', '.join(chosen) if chosen else 'all collections'}.")
 
@@ -174,7 +174,7 @@ class ChannelCommands:
     def next(self, incoming: Incoming, args: str) -> Reply:
         if args.strip():
             raise UsageError("`next` takes no arguments.")
-        _require_manager(incoming, "post an extra pick")
+        require_manager(incoming, "post an extra pick")
         return self.daily.post_now(self.channels.get(incoming.channel), self.clock())
 
     def history(self, incoming: Incoming, args: str) -> Reply:
@@ -212,10 +212,6 @@ def describe_next(channel: ChannelSettings, now: datetime) -> str:
     hours, minutes = divmod(int((slot - now).total_seconds() // 60), 60)
     return f"No paper yet today. The next is due {local:%A %d %B %H:%M} {channel.schedule.zone} (in {hours}h {minutes:02d}m)."
 
-
-def _require_manager(incoming: Incoming, what: str) -> None:
-    if not incoming.user.is_manager:
-        raise NotAllowed(f"Only channel managers can {what}.")
 
 
 def _set(**values) -> Callable[[Channel], None]:

@@ -88,6 +88,11 @@ class Channels:
             row = session.scalar(query)
         return row
 
+    def by_ids(self, channel_ids: list[int]) -> dict[int, ChannelSettings]:
+        with self.db.session() as session:
+            rows = session.scalars(select(Channel).where(Channel.id.in_(channel_ids)))
+            return {r.id: ChannelSettings.of(r) for r in rows}
+
     def scheduled(self) -> list[ChannelSettings]:
         """Every channel with a schedule switched on."""
         with self.db.session() as session:

@@ -172,10 +172,11 @@ def cmd_tick(args: argparse.Namespace) -> int:
     from adapters.console import ConsoleDelivery
 
     services = open_services(args.database_url, args.at)
-    report = services.daily.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
+    report = services.core.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
     print(
         f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {len(report.posted)} posted, "
-        f"{len(report.empty)} with nothing left, {len(report.failed)} failed, {len(report.skipped)} skipped",
+        f"{len(report.empty)} with nothing left, {len(report.failed)} failed, {len(report.skipped)} skipped, "
+        f"{report.polls_closed} polls closed",
         file=sys.stderr,
     )
     return 1 if report.failed else 0
@@ -190,7 +191,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     services = open_services(args.database_url)
-    job = tick_job(services.daily, utc_now, ConsoleDelivery(sys.stdout), ["console"])
+    job = tick_job(services.core, utc_now, ConsoleDelivery(sys.stdout), ["console"])
     print("paperclub scheduler running (Ctrl-C stops it)", file=sys.stderr)
     try:
         run_forever(job)

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 
 from bot.cards import card
 from bot.channel_commands import ChannelCommands
 from bot.channels import Channels
-from bot.daily import DailyPosts
+from bot.daily import DailyPosts, Deliver, TickReport
 from bot.grammar import Command, NotAllowed, UsageError, split_command, usage_reply
 from bot.library import Library
 from bot.messages import Incoming, Reply
+from bot.polls import Polls
 from bot.search import Query, QueryError, SearchService
+from bot.vote_commands import VoteCommands
+from bot.votes import Votes
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +33,8 @@ class PaperClub:
         search: SearchService,
         channels: Channels,
         daily: DailyPosts,
+        votes: Votes,
+        polls: Polls,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     ):
         self.library = library
@@ -38,6 +43,7 @@ class PaperClub:
         self.channels = channels
         self.daily = daily
         self.clock = clock
+        self.votes = VoteCommands(channels, daily, library, votes, polls, clock)
         self.commands: dict[str, Command] = {
             c.name: c
             for c in [
@@ -58,8 +64,16 @@ class PaperClub:
                 Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self._show),
                 Command("similar", "similar ID", "Papers like this one.", "similar 42", self._similar),
                 *ChannelCommands(channels, daily, library, clock).commands(),
+                *self.votes.commands(),
             ]
         }
+
+    def tick(self, now: datetime, deliver: Deliver, platforms: Iterable[str]) -> TickReport:
+        """The scheduler's minute: due papers of the day, then polls past their deadline."""
+        platforms = tuple(platforms)
+        report = self.daily.tick(now, deliver, platforms)
+        report.polls_closed = len(self.votes.close_due(now, deliver, platforms))
+        return report
 
     def handle(self, incoming: Incoming) -> Reply:
         name, args = split_command(incoming.text)

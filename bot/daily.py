@@ -24,9 +24,10 @@ from sqlalchemy.orm import Session
 from bot.cards import card, matched_words
 from bot.channels import Channels, ChannelSettings
 from bot.library import Library
-from bot.messages import ChannelRef, Reply
+from bot.messages import Action, ChannelRef, Reply
 from bot.picks import Pick, Picker
 from bot.search import Hit, SearchIndex, SearchService
+from bot.votes import Feedback, Votes
 from store import Database
 from store.models import Claim, Paper, Post, utcnow
 
@@ -46,6 +47,7 @@ class TickReport:
     empty: list[ChannelRef] = field(default_factory=list)
     failed: list[tuple[ChannelRef, str]] = field(default_factory=list)
     skipped: list[tuple[ChannelRef, date]] = field(default_factory=list)
+    polls_closed: int = 0
 
 
 @dataclass
@@ -66,6 +68,7 @@ class DailyPosts:
         library: Library,
         search: SearchService,
         picker: Picker,
+        votes: Votes,
         grace: timedelta = DEFAULT_GRACE,
     ):
         self.db = db
@@ -73,6 +76,7 @@ class DailyPosts:
         self.library = library
         self.search = search
         self.picker = picker
+        self.votes = votes
         self.grace = grace
 
     # --- the tick -------------------------------------------------------------------
@@ -161,7 +165,7 @@ class DailyPosts:
             if job.pick is None:
                 reply = nothing_left_reply()
             else:
-                reply = self.post_reply(job.channel, papers[job.pick.paper_id], job.pick, job.day)
+                reply = self.post_reply(job.channel, papers[job.pick.paper_id], job.pick, job.day, job.post_id)
                 job.reason = reply.cards[0].reason
             try:
                 ref = deliver(job.channel.ref, reply)
@@ -183,7 +187,7 @@ class DailyPosts:
         with self.db.session() as session:
             session.execute(update(Claim).where(Claim.id.in_(claim_ids)).values(state="sending", updated_at=utcnow()))
 
-    def _histories(self, channel_ids: list[int]) -> dict[int, tuple[set[int], list[str]]]:
+    def histories(self, channel_ids: list[int]) -> dict[int, tuple[set[int], list[str]]]:
         """Per channel: every paper it has (or is sending), and its latest titles first."""
         out: dict[int, tuple[set[int], list[str]]] = {cid: (set(), []) for cid in channel_ids}
         with self.db.session() as session:
@@ -201,11 +205,12 @@ class DailyPosts:
     def _reserve_batch(self, index: SearchIndex, jobs: list[_Job], now: datetime) -> None:
         """Pick for every job, then write all the posts rows in one statement; the few
         whose paper another process took meanwhile are picked again one by one."""
-        history = self._histories([j.channel.id for j in jobs])
-        rankings: dict = {}  # channels with the same topics share one BM25 ranking per tick
+        history = self.histories([j.channel.id for j in jobs])
+        feedback = self.votes.feedback([j.channel.id for j in jobs])
+        rankings: dict = {}  # channels with the same query share one BM25 ranking per tick
         for job in jobs:
             excluded, titles = history[job.channel.id]
-            job.pick = self.picker.choose(index, job.channel, excluded, titles, rankings)
+            job.pick = self.picker.choose(index, job.channel, excluded, titles, rankings, feedback[job.channel.id])
         rows = [
             {
                 "channel_id": j.channel.id, "paper_id": j.pick.paper_id, "kind": "daily", "state": "sending",
@@ -230,7 +235,8 @@ class DailyPosts:
             if job.post_id is None:
                 excluded, titles = history[job.channel.id]
                 job.pick, job.post_id = self._reserve(
-                    index, job.channel, excluded | {job.pick.paper_id}, titles, job.day, "daily"
+                    index, job.channel, excluded | {job.pick.paper_id}, titles, job.day, "daily",
+                    feedback[job.channel.id],
                 )
 
     def _reserve(
@@ -241,11 +247,12 @@ class DailyPosts:
         titles: list[str],
         day: date | None,
         kind: str,
+        feedback: Feedback,
     ) -> tuple[Pick | None, int | None]:
         """Pick and write the posts row (state "sending"); a paper another process took
         meanwhile fails the unique constraint and the next best is tried."""
         for _attempt in range(5):
-            pick = self.picker.choose(index, channel, excluded, titles)
+            pick = self.picker.choose(index, channel, excluded, titles, feedback=feedback)
             if pick is None:
                 return None, None
             try:
@@ -288,12 +295,14 @@ class DailyPosts:
 
     def post_now(self, channel: ChannelSettings, now: datetime) -> Reply:
         """`next`: a pick right away, outside the schedule (the reply is the post)."""
-        history = self._histories([channel.id])[channel.id]
-        pick, post_id = self._reserve(self.search.current(), channel, history[0], history[1], None, "manual")
+        history = self.histories([channel.id])[channel.id]
+        feedback = self.votes.feedback([channel.id])[channel.id]
+        index = self.search.current()
+        pick, post_id = self._reserve(index, channel, history[0], history[1], None, "manual", feedback)
         if pick is None:
             return nothing_left_reply()
         paper = self.library.get_many([pick.paper_id])[pick.paper_id]
-        reply = self.post_reply(channel, paper, pick, None)
+        reply = self.post_reply(channel, paper, pick, None, post_id)
         with self.db.session() as session:
             session.execute(
                 update(Post)
@@ -302,23 +311,53 @@ class DailyPosts:
             )
         return reply
 
-    def post_reply(self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None) -> Reply:
+    def post_reply(
+        self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None, post_id: int | None
+    ) -> Reply:
         reason = self.reason(channel, paper, pick)
         hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
         heading = f"Paper of the day, {day:%A %d %B %Y}" if day else "Next paper"
         return Reply(
             text=f"{heading}: {paper.title}",
             cards=[card(paper, self.search.tokenizer, hit, reason=reason)],
+            actions=vote_actions(post_id) if post_id is not None else [],
             open_thread=_thread_name(paper.title),
+            post_id=post_id,
         )
 
     def reason(self, channel: ChannelSettings, paper: Paper, pick: Pick) -> str:
-        if pick.matched:
-            words = matched_words(f"{paper.title} {paper.abstract}", pick.matched, self.search.tokenizer)
-            return f"Matches this channel's topics: {', '.join(words)}."
+        """Why this paper: the liked papers it resembles, the topic terms it matched."""
+        tokenizer = self.search.tokenizer
+        topic_terms = set(tokenizer.tokens(" ".join(channel.topics)))
+        on_topic = [t for t in pick.matched if t in topic_terms]
+        parts = []
+        if pick.resembles:
+            liked = self.library.get_many(pick.resembles)
+            titles = ", ".join(f"“{liked[p].title}”" for p in pick.resembles if p in liked)
+            parts.append(f"Like papers this channel voted up: {titles}.")
+        if on_topic:
+            words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer)
+            parts.append(f"Matches this channel's topics: {', '.join(words)}.")
+        if not parts and pick.matched:
+            words = matched_words(f"{paper.title} {paper.abstract}", pick.matched[:6], tokenizer)
+            parts.append(f"Close to what this channel voted up (shares: {', '.join(words)}).")
+        if parts:
+            return " ".join(parts)
         if channel.topics:
             return "Nothing unposted matches this channel's topics any more, so a paper from the wider corpus."
-        return "A tour of the corpus: this channel has no topics yet (`topics add WORDS` steers the picks); chosen to differ from the last posts."
+        return (
+            "A tour of the corpus: this channel has no topics yet (`topics add WORDS` steers the picks, "
+            "and so do votes); chosen to differ from the last posts."
+        )
+
+
+def vote_actions(post_id: int) -> list[Action]:
+    """The three buttons under every post; each value is the command a click sends."""
+    return [
+        Action("Want to discuss", f"vote {post_id} up", "primary"),
+        Action("Not for us", f"vote {post_id} down", "danger"),
+        Action("I read it", f"vote {post_id} read"),
+    ]
 
 
 def nothing_left_reply() -> Reply:

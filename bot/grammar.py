@@ -45,3 +45,9 @@ def split_command(text: str) -> tuple[str, str]:
 def usage_reply(command: Command, problem: str = "") -> Reply:
     text = f"{problem}\n{command.usage_text()}" if problem else command.usage_text()
     return Reply(text=text, ephemeral=True, ok=False)
+
+
+def require_manager(incoming: Incoming, what: str) -> None:
+    """Settings and moderation are for channel managers (the adapter decides who is one)."""
+    if not incoming.user.is_manager:
+        raise NotAllowed(f"Only channel managers can {what}.")

@@ -78,6 +78,10 @@ class Reply:
     in_thread: bool = False
     # Non-empty: the adapter opens a discussion thread under the posted message, named so.
     open_thread: str = ""
+    # A message reference: post this reply in that message's discussion thread.
+    reply_to: str | None = None
+    post_id: int | None = None  # set on a paper-of-the-day post (votes refer to it)
+    poll_id: int | None = None  # set on a poll (votes refer to it)
     ok: bool = True  # False for errors and usage replies
 
     def to_dict(self) -> dict[str, Any]:

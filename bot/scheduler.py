@@ -14,7 +14,8 @@ from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
 
-from bot.daily import DailyPosts, Deliver
+from bot.core import PaperClub
+from bot.daily import Deliver
 
 log = logging.getLogger(__name__)
 
@@ -23,15 +24,16 @@ log = logging.getLogger(__name__)
 MISFIRE_GRACE_SECONDS = 50
 
 
-def tick_job(daily: DailyPosts, clock: Callable[[], datetime], deliver: Deliver, platforms: Iterable[str]):
+def tick_job(core: PaperClub, clock: Callable[[], datetime], deliver: Deliver, platforms: Iterable[str]):
     platforms = tuple(platforms)
 
     def run() -> None:
-        report = daily.tick(clock(), deliver, platforms)
-        if report.posted or report.failed or report.skipped or report.empty:
+        report = core.tick(clock(), deliver, platforms)
+        if report.posted or report.failed or report.skipped or report.empty or report.polls_closed:
             log.info(
-                "tick: %d posted, %d empty, %d failed, %d skipped",
+                "tick: %d posted, %d empty, %d failed, %d skipped, %d polls closed",
                 len(report.posted), len(report.empty), len(report.failed), len(report.skipped),
+                report.polls_closed,
             )
 
     return run

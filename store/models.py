@@ -20,6 +20,7 @@ class Base(DeclarativeBase):
     type_annotation_map = {
         list[str]: JSON,
         dict[str, str]: JSON,
+        dict[str, int]: JSON,
         datetime: DateTime(timezone=True),
     }
 
@@ -179,3 +180,95 @@ class Claim(Base):
     error: Mapped[str | None] = mapped_column(Text)
     claimed_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class PostVote(Base):
+    """A member's reaction to a post: an opinion (up or down, exclusive) and/or "read".
+
+    Unique per (post, member, slot), so the same vote delivered twice counts once and
+    up replaces down.
+    """
+
+    __tablename__ = "post_votes"
+    __table_args__ = (UniqueConstraint("post_id", "user_id", "slot", name="uq_post_vote"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    post_id: Mapped[int] = mapped_column(ForeignKey("posts.id", ondelete="CASCADE"), index=True)
+    user_id: Mapped[str] = mapped_column(String(100))
+    slot: Mapped[str] = mapped_column(String(10))  # opinion | read
+    value: Mapped[str] = mapped_column(String(10))  # up | down | read
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Nomination(Base):
+    """A paper a member proposed for the channel's next reading poll."""
+
+    __tablename__ = "nominations"
+    __table_args__ = (UniqueConstraint("channel_id", "paper_id", name="uq_nomination"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String(100))
+    state: Mapped[str] = mapped_column(String(10), default="open")  # open | polled
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Poll(Base):
+    """A vote on what to read next; closed by its deadline or a manager, exactly once
+    (UPDATE ... WHERE state = 'open' is the claim)."""
+
+    __tablename__ = "polls"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"), index=True)
+    created_by: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    closes_at: Mapped[datetime]
+    state: Mapped[str] = mapped_column(String(10), default="open")  # open | closed
+    closed_at: Mapped[datetime | None]
+    winner_paper_id: Mapped[int | None] = mapped_column(ForeignKey("papers.id", ondelete="SET NULL"))
+    # {option position: votes}, written in the closing transaction: the counted result.
+    result: Mapped[dict[str, int]] = mapped_column(default=dict)
+    message_ref: Mapped[str | None] = mapped_column(String(200))
+
+
+class PollOption(Base):
+    __tablename__ = "poll_options"
+    __table_args__ = (UniqueConstraint("poll_id", "position", name="uq_poll_option"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    poll_id: Mapped[int] = mapped_column(ForeignKey("polls.id", ondelete="CASCADE"))
+    position: Mapped[int]  # 1..N as members type it
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    nominated_at: Mapped[datetime | None]  # set when the option came from a nomination
+
+
+class PollVote(Base):
+    """One vote per member per poll, changeable while the poll is open."""
+
+    __tablename__ = "poll_votes"
+    __table_args__ = (UniqueConstraint("poll_id", "user_id", name="uq_poll_vote"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    poll_id: Mapped[int] = mapped_column(ForeignKey("polls.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String(100))
+    position: Mapped[int]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class QueueItem(Base):
+    """The channel's reading queue: poll winners waiting to be discussed."""
+
+    __tablename__ = "queue_items"
+    __table_args__ = (UniqueConstraint("channel_id", "paper_id", name="uq_queue_item"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    poll_id: Mapped[int | None] = mapped_column(ForeignKey("polls.id", ondelete="SET NULL"))
+    state: Mapped[str] = mapped_column(String(10), default="queued")  # queued | done | removed
+    added_at: Mapped[datetime] = mapped_column(default=utcnow)
+    done_at: Mapped[datetime | None]

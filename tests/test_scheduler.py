@@ -9,7 +9,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from bot.scheduler import MISFIRE_GRACE_SECONDS, add_tick, tick_job
 
 
-class FakeDaily:
+class FakeCore:
     def __init__(self):
         self.calls = []
 
@@ -37,8 +37,8 @@ def test_tick_job_is_one_coalescing_job_every_minute_with_a_set_grace():
 
 
 def test_the_job_ticks_with_the_clock_and_the_platforms():
-    daily = FakeDaily()
+    core = FakeCore()
     moment = datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc)
     deliver = object()
-    tick_job(daily, lambda: moment, deliver, ["console", "slack"])()
-    assert daily.calls == [(moment, deliver, ("console", "slack"))]
+    tick_job(core, lambda: moment, deliver, ["console", "slack"])()
+    assert core.calls == [(moment, deliver, ("console", "slack"))]

@@ -1,0 +1,261 @@
+"""Votes on posts, reading polls, the reading queue, and picks that learn from votes."""
+
+from __future__ import annotations
+
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+
+from adapters.console import ConsoleSession
+from bot.app import build_services
+from store.models import Nomination, Poll, PollVote, PostVote, QueueItem
+
+UTC = timezone.utc
+NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+
+
+class Clock:
+    def __init__(self, now: datetime = NOW):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def member(services, channel: str, user: str, manager: bool = False) -> ConsoleSession:
+    return ConsoleSession(services.core, channel=channel, user=user, manager=manager)
+
+
+def test_post_votes_are_one_per_member_and_kind_and_per_channel(seeded_copy):
+    services = build_services(seeded_copy)
+    boss_a, boss_b = member(services, "a", "ann", True), member(services, "b", "ann", True)
+    post = boss_a.send("next")
+    assert [a.value for a in post.actions] == [f"vote {post.post_id} up", f"vote {post.post_id} down",
+                                               f"vote {post.post_id} read"]
+    bob = member(services, "a", "bob")
+    assert bob.send(f"vote {post.post_id} up").text.endswith("👍 1 · 👎 0 · read 0")
+    assert bob.send(f"vote {post.post_id} up").text.endswith("👍 1 · 👎 0 · read 0")  # delivered twice: once
+    assert bob.send(f"vote {post.post_id} down").text.endswith("👍 0 · 👎 1 · read 0")  # up and down exclude
+    assert bob.send(f"vote {post.post_id} read").text.endswith("👍 0 · 👎 1 · read 1")
+    assert member(services, "a", "cy").send(f"vote {post.post_id} up").text.endswith("👍 1 · 👎 1 · read 1")
+    assert bob.send(f"vote {post.post_id} none").text.endswith("👍 1 · 👎 0 · read 0")  # withdrawn
+    # The same paper posted in another channel keeps its own tally; votes don't cross channels.
+    services.core.channels.update(boss_b.channel, lambda row: None)
+    other = _post_paper_in(services, "b", post.cards[0].paper_id)
+    refused = member(services, "b", "bob").send(f"vote {post.post_id} up")
+    assert not refused.ok and f"no post {post.post_id} in this channel" in refused.text
+    assert member(services, "b", "bob").send(f"vote {other} up").text.endswith("👍 1 · 👎 0 · read 0")
+
+
+def _post_paper_in(services, channel: str, paper_id: int) -> int:
+    """Post a given paper in a console channel (as the tick would) and return the post id."""
+    from store.models import Post
+
+    settings_ = services.channels.get(member(services, channel, "x").channel)
+    with services.db.session() as session:
+        post = Post(channel_id=settings_.id, paper_id=paper_id, kind="daily", state="sent", reason="", matched=[])
+        session.add(post)
+        session.flush()
+        return post.id
+
+
+def test_poll_from_nominations_then_picks_with_votes_tie_break_and_queue(seeded_copy):
+    clock = Clock()
+    services = build_services(seeded_copy, clock=clock)
+    boss, bob, cy = member(services, "p", "ann", True), member(services, "p", "bob"), member(services, "p", "cy")
+    first = bob.send("nominate graph biconnectivity")
+    assert "Nominated “Rethinking the Expressive Power of GNNs via Graph Biconnectivity”" in first.text
+    assert "best match" in first.text
+    clock.now += timedelta(minutes=1)
+    second = cy.send("nominate few-shot backdoor attacks neural tangent kernels")
+    assert "Few-shot Backdoor Attacks" in second.text
+    assert "already nominated" in bob.send("nominate graph biconnectivity").text
+    assert not bob.send("poll").ok  # members cannot start polls
+    poll = boss.send("poll 4 48h")
+    assert poll.ok and poll.poll_id and len(poll.cards) == 4 and len(poll.actions) == 4
+    assert [c.reason for c in poll.cards[:2]] == ["Option 1 (nominated)", "Option 2 (nominated)"]
+    assert poll.cards[0].title.startswith("Rethinking the Expressive Power")
+    pid = poll.poll_id
+    assert bob.send(f"vote {pid} 2").ok
+    assert cy.send(f"vote {pid} 1").ok
+    assert bob.send(f"vote {pid} 1").ok and bob.send(f"vote {pid} 2").ok  # changeable: back to 2
+    dan = member(services, "p", "dan")
+    assert dan.send(f"vote {pid} 1").ok
+    assert not dan.send(f"vote {pid} 7").ok  # no such option
+    assert not dan.send("vote 9999 1").ok  # no such poll
+    assert not boss.send("poll").ok  # one open poll at a time
+    result = boss.send("poll close")
+    assert "1. Rethinking the Expressive Power of GNNs via Graph Biconnectivity: 2 votes" in result.text
+    assert "Winner: “Rethinking the Expressive Power" in result.text
+    refused = member(services, "p", "eve").send(f"vote {pid} 3")
+    assert not refused.ok and "closed" in refused.text
+    assert "Rethinking the Expressive Power" in bob.send("queue").text
+    # A tie goes to the earliest nomination.
+    bob.send("nominate diffusion probabilistic fields")
+    clock.now += timedelta(minutes=1)
+    cy.send("nominate denoising diffusion implicit models")
+    tie = boss.send("poll 2 1h")
+    bob.send(f"vote {tie.poll_id} 2")
+    cy.send(f"vote {tie.poll_id} 1")
+    assert "Winner: “Diffusion Probabilistic Fields”" in boss.send("poll close").text
+    queued = bob.send("queue").text
+    assert "Diffusion Probabilistic Fields" in queued
+    paper_id = int(re.search(r"\[(\d+)\] Diffusion Probabilistic Fields", queued).group(1))
+    assert not bob.send(f"queue remove {paper_id}").ok  # managers only
+    assert bob.send(f"queue done {paper_id}").ok
+    assert "Diffusion Probabilistic Fields" not in bob.send("queue").text
+
+
+def test_the_tick_closes_a_poll_at_its_deadline_and_posts_the_result_in_its_thread(seeded_copy):
+    clock = Clock()
+    services = build_services(seeded_copy, clock=clock)
+    boss = member(services, "d", "ann", True)
+    poll = boss.send("poll 3 2h")
+    services.polls.set_message(poll.poll_id, "console:d:7")
+    member(services, "d", "bob").send(f"vote {poll.poll_id} 3")
+    delivered = []
+    deliver = lambda channel, reply: delivered.append((channel, reply)) or "ref"  # noqa: E731
+    assert services.core.tick(NOW + timedelta(hours=1), deliver, ["console"]).polls_closed == 0
+    report = services.core.tick(NOW + timedelta(hours=2), deliver, ["console"])
+    assert report.polls_closed == 1
+    (channel, reply), = delivered
+    assert channel.channel == "d" and reply.in_thread and reply.reply_to == "console:d:7"
+    assert "3. " in reply.text and ": 1 vote" in reply.text
+    assert services.core.tick(NOW + timedelta(hours=3), deliver, ["console"]).polls_closed == 0
+    assert len(delivered) == 1
+
+
+def _about_rl(paper) -> bool:
+    text = f"{paper.title} {paper.abstract}"
+    return "reinforcement learning" in text.lower() or re.search(r"\bRL\b", text) is not None
+
+
+def test_picks_learn_from_votes(seeded_copy):
+    services = build_services(seeded_copy)
+    papers = list(services.library.iter_papers())
+    assert 0.10 < sum(map(_about_rl, papers)) / len(papers) < 0.14  # "about 12%" of the seeds
+    late_share = []
+    for n in range(5):
+        session = member(services, f"sim{n}", f"member{n}", True)
+        flags = []
+        for _ in range(30):
+            post = session.send("next")
+            paper = services.library.get_many([post.cards[0].paper_id])[post.cards[0].paper_id]
+            flags.append(_about_rl(paper))
+            assert session.send(f"vote {post.post_id} {'up' if flags[-1] else 'down'}").ok
+        late_share.append(sum(flags[20:]) / 10)
+    assert sum(late_share) / 5 >= 0.5, late_share
+    # The reason names the liked papers a pick resembles.
+    session = member(services, "sim0", "member0", True)
+    assert "Like papers this channel voted up: “" in session.send("next").cards[0].reason
+
+
+def test_top_and_stats(seeded_copy):
+    services = build_services(seeded_copy)
+    boss = member(services, "t", "ann", True)
+    first, second = boss.send("next"), boss.send("next")
+    for user in ("u1", "u2"):
+        member(services, "t", user).send(f"vote {second.post_id} up")
+    member(services, "t", "u3").send(f"vote {first.post_id} read")
+    top = boss.send("top 7").text.splitlines()
+    assert top[1].startswith(f"1. [{second.cards[0].paper_id}]") and "👍 2" in top[1]
+    assert "3 votes from 3 members" in boss.send("stats").text
+
+
+@pytest.mark.postgres
+def test_fifty_members_voting_at_once_on_postgres(postgres_url):
+    services = build_services(postgres_url, ensure_schema=False)
+    services.db.upgrade()
+    from tests.conftest import SEED_FILES
+
+    services.library.import_file(SEED_FILES["trending"])
+    poll = member(services, "pg", "ann", True).send("poll 4 48h")
+    assert poll.ok
+
+    def vote(user: int) -> bool:
+        return member(services, "pg", f"user{user}").send(f"vote {poll.poll_id} {1 + user % 4}").ok
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        results = list(pool.map(vote, [u for u in range(50)] + [u for u in range(0, 50, 3)]))
+    assert all(results)
+    with services.db.session() as session:
+        assert session.scalar(select(func.count(PollVote.id)).where(PollVote.poll_id == poll.poll_id)) == 50
+    closed = services.polls.close(poll.poll_id, NOW)
+    assert sum(closed.result.values()) == 50
+    services.db.dispose()
+
+
+@pytest.mark.parametrize("seeded_db_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+                         indirect=True)
+def test_a_poll_closing_while_votes_arrive_counts_or_refuses_every_vote(seeded_db_url):
+    services = build_services(seeded_db_url, ensure_schema=False)
+    poll = member(services, "race", "ann", True).send("poll 4 48h")
+    replies: dict[str, list[bool]] = {}
+    start = threading.Barrier(9)
+
+    def voter(n: int) -> None:
+        start.wait()
+        for round_ in range(15):
+            reply = member(services, "race", f"v{n}").send(f"vote {poll.poll_id} {1 + (n + round_) % 4}")
+            assert reply.ok or "closed" in reply.text, reply.text
+            replies.setdefault(f"v{n}", []).append(reply.ok)
+
+    def closer() -> None:
+        start.wait()
+        # Close mid-stream: after some votes landed, while the voters keep voting.
+        while sum(len(oks) for oks in list(replies.values())) < 16:
+            threading.Event().wait(0.005)
+        services.polls.close(poll.poll_id, NOW)
+
+    threads = [threading.Thread(target=voter, args=(n,)) for n in range(8)] + [threading.Thread(target=closer)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    counted = sum(services.polls.get(poll.poll_id).result.values())
+    # Each member who got at least one "counted" reply is in the result, exactly once.
+    assert counted == sum(1 for oks in replies.values() if any(oks))
+    # Once refused, never accepted again; and the race really happened.
+    for oks in replies.values():
+        assert oks == sorted(oks, reverse=True)
+    assert 0 < counted and any(not ok for oks in replies.values() for ok in oks)
+    services.db.dispose()
+
+
+def _state(services) -> tuple:
+    with services.db.session() as s:
+        return tuple(
+            s.scalar(select(func.count(model.id))) for model in (PostVote, PollVote, Poll, Nomination, QueueItem)
+        ) + (tuple(s.scalars(select(Poll.state).order_by(Poll.id))),
+             tuple(s.scalars(select(PollVote.position).order_by(PollVote.id))),
+             tuple(s.scalars(select(QueueItem.state).order_by(QueueItem.id))))
+
+
+VOTE_WORDS = st.sampled_from(["vote", "nominate", "poll", "queue", "top", "stats", "close", "done", "remove",
+                              "up", "down", "read", "none", "sideways", "1", "2", "3", "4", "0", "99", "-1",
+                              "#1", "48h", "0m", "15d", "2h", "x", "graph", "diffusion", ""])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(st.lists(VOTE_WORDS, min_size=1, max_size=4).map(" ".join),
+                                st.text(max_size=30).map(lambda t: "vote " + t)), min_size=1, max_size=4),
+       is_manager=st.booleans())
+def test_fuzzed_vote_and_poll_commands(seeded_copy, lines, is_manager):
+    services = build_services(seeded_copy)
+    boss = member(services, "fz", "ann", True)
+    if not services.polls.open_poll(services.channels.get(boss.channel).id):
+        boss.send("next")
+        boss.send("poll 3 2h")
+    session = member(services, "fz", "f", is_manager)
+    for line in lines:
+        before = _state(services)
+        reply = session.send(line)  # never raises
+        if not reply.ok:
+            assert _state(services) == before, line
+    services.db.dispose()
