@@ -43,7 +43,7 @@ class PaperClub:
         self.channels = channels
         self.daily = daily
         self.clock = clock
-        self.votes = VoteCommands(channels, daily, library, votes, polls, clock)
+        self.vote_commands = VoteCommands(channels, daily, library, votes, polls, clock)
         self.commands: dict[str, Command] = {
             c.name: c
             for c in [
@@ -64,7 +64,7 @@ class PaperClub:
                 Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self._show),
                 Command("similar", "similar ID", "Papers like this one.", "similar 42", self._similar),
                 *ChannelCommands(channels, daily, library, clock).commands(),
-                *self.votes.commands(),
+                *self.vote_commands.commands(),
             ]
         }
 
@@ -72,8 +72,22 @@ class PaperClub:
         """The scheduler's minute: due papers of the day, then polls past their deadline."""
         platforms = tuple(platforms)
         report = self.daily.tick(now, deliver, platforms)
-        report.polls_closed = len(self.votes.close_due(now, deliver, platforms))
+        report.polls_closed = len(self.vote_commands.close_due(now, deliver, platforms))
         return report
+
+    def render_post(self, post_id: int) -> tuple[str | None, Reply] | None:
+        """(message reference, the post with its current tally): what an adapter puts in
+        place of the original message after a vote (chat.update, Message.edit)."""
+        tally = self.vote_commands.votes.tallies([post_id])[post_id]
+        return self.daily.rerender(post_id, tally.describe())
+
+    def remember_message(self, reply: Reply, message_ref: str) -> None:
+        """An adapter posted `reply` itself (a `next` or `poll` answered in the channel):
+        keep the message reference, so votes can update it and results go to its thread."""
+        if reply.post_id is not None and reply.actions:
+            self.daily.set_message(reply.post_id, message_ref)
+        elif reply.poll_id is not None and reply.actions:
+            self.vote_commands.polls.set_message(reply.poll_id, message_ref)
 
     def handle(self, incoming: Incoming) -> Reply:
         name, args = split_command(incoming.text)

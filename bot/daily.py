@@ -311,6 +311,28 @@ class DailyPosts:
             )
         return reply
 
+    def set_message(self, post_id: int, message_ref: str) -> None:
+        with self.db.session() as session:
+            session.execute(update(Post).where(Post.id == post_id).values(message_ref=message_ref))
+
+    def rerender(self, post_id: int, tally_line: str) -> tuple[str | None, Reply] | None:
+        """A sent post as it should look now, with its tally, and the reference of the
+        message showing it, so an adapter can update that message after a vote."""
+        with self.db.session() as session:
+            post = session.get(Post, post_id)
+            if post is None or post.state != "sent":
+                return None
+            paper = session.get(Paper, post.paper_id)
+            hit = Hit(paper.id, 0.0, tuple(post.matched)) if post.matched else None
+            heading = f"Paper of the day, {post.local_date:%A %d %B %Y}" if post.local_date else "Next paper"
+            reply = Reply(
+                text=f"{heading}: {paper.title}\n{tally_line}",
+                cards=[card(paper, self.search.tokenizer, hit, reason=post.reason)],
+                actions=vote_actions(post.id),
+                post_id=post.id,
+            )
+            return post.message_ref, reply
+
     def post_reply(
         self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None, post_id: int | None
     ) -> Reply:

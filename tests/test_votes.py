@@ -259,3 +259,19 @@ def test_fuzzed_vote_and_poll_commands(seeded_copy, lines, is_manager):
         if not reply.ok:
             assert _state(services) == before, line
     services.db.dispose()
+
+
+def test_a_post_rerenders_with_its_tally_for_adapters_to_update(seeded_copy):
+    services = build_services(seeded_copy)
+    boss = member(services, "r", "ann", True)
+    post = boss.send("next")
+    services.core.remember_message(post, "msg-42")
+    member(services, "r", "bob").send(f"vote {post.post_id} up")
+    ref, updated = services.core.render_post(post.post_id)
+    assert ref == "msg-42"
+    assert updated.text.endswith("👍 1 · 👎 0 · read 0")
+    assert updated.cards[0].paper_id == post.cards[0].paper_id and updated.cards[0].reason == post.cards[0].reason
+    assert [a.value for a in updated.actions] == [a.value for a in post.actions]
+    poll = boss.send("poll 2 1h")
+    services.core.remember_message(poll, "msg-43")
+    assert services.polls.get(poll.poll_id).message_ref == "msg-43"
