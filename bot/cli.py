@@ -183,21 +183,47 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """The scheduler, ticking every minute (console channels print to stdout)."""
+    """Run the adapters named (Slack, Discord) with the scheduler, or the scheduler alone
+    for console channels (posts go to stdout)."""
     import logging
-
-    from adapters.console import ConsoleDelivery
-    from bot.scheduler import run_forever, tick_job
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     services = open_services(args.database_url)
+    platforms = list(dict.fromkeys(args.platforms))
+    if len(platforms) > 1:
+        print("error: run Slack and Discord as two processes for now (see the Procfile)", file=sys.stderr)
+        return 2
+    if platforms == ["slack"]:
+        from adapters.slack_app import serve
+
+        return serve(services, scheduler=not args.no_scheduler)
+    if platforms == ["discord"]:
+        from adapters.discord_app import serve
+
+        return serve(services, scheduler=not args.no_scheduler)
+    from adapters.console import ConsoleDelivery
+    from bot.scheduler import run_forever, tick_job
+
     job = tick_job(services.core, utc_now, ConsoleDelivery(sys.stdout), ["console"])
-    print("paperclub scheduler running (Ctrl-C stops it)", file=sys.stderr)
+    print("paperclub scheduler running for console channels (Ctrl-C stops it)", file=sys.stderr)
     try:
         run_forever(job)
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def cmd_slack(args: argparse.Namespace) -> int:
+    from adapters.slack_app import manifest
+
+    print(manifest(args.url))
+    return 0
+
+
+def cmd_discord(args: argparse.Namespace) -> int:
+    from adapters.discord_app import sync
+
+    return sync(args.guild)
 
 
 def cmd_tick_bench(args: argparse.Namespace) -> int:
@@ -298,8 +324,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--channels", type=_positive, default=10_000, help="channels due in the same minute (10000)")
     p.set_defaults(func=cmd_tick_bench)
 
-    p = sub.add_parser("serve", help="run the scheduler: a tick every minute")
+    p = sub.add_parser("serve", help="run the Slack or Discord app with the scheduler (a tick every minute)")
+    p.add_argument("platforms", nargs="*", choices=["slack", "discord"], metavar="PLATFORM",
+                   help="slack and/or discord; none: the scheduler alone, for console channels")
+    p.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler in this process")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("slack", help="Slack app helpers")
+    slack = p.add_subparsers(dest="slack_command", required=True, metavar="ACTION")
+    q = slack.add_parser("manifest", help="print the Slack app manifest for this deployment")
+    q.add_argument("--url", required=True, help="public base URL, e.g. https://paperclub.example.org")
+    q.set_defaults(func=cmd_slack)
+
+    p = sub.add_parser("discord", help="Discord app helpers")
+    discord = p.add_subparsers(dest="discord_command", required=True, metavar="ACTION")
+    q = discord.add_parser("sync", help="register the /paper commands with Discord (on demand, not every start)")
+    q.add_argument("--guild", type=int, help="one guild (instant); without it, global (slow to propagate)")
+    q.set_defaults(func=cmd_discord)
 
     p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers")
     p.set_defaults(func=cmd_demo)

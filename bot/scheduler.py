@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
+from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.schedulers.blocking import BlockingScheduler
 from apscheduler.triggers.cron import CronTrigger
@@ -49,6 +50,14 @@ def add_tick(scheduler: BaseScheduler, job: Callable[[], None]) -> None:
         max_instances=1,
         replace_existing=True,
     )
+
+
+def start_background(job: Callable[[], None]) -> BackgroundScheduler:
+    """The scheduler in a thread, beside an adapter's own server or event loop."""
+    scheduler = BackgroundScheduler(timezone="UTC")
+    add_tick(scheduler, job)
+    scheduler.start()
+    return scheduler
 
 
 def run_forever(job: Callable[[], None]) -> None:
