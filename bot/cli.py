@@ -325,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_tick_bench)
 
     p = sub.add_parser("serve", help="run the Slack or Discord app with the scheduler (a tick every minute)")
-    p.add_argument("platforms", nargs="*", choices=["slack", "discord"], metavar="PLATFORM",
+    # No `choices` here: argparse checks an empty list against them and refuses it.
+    p.add_argument("platforms", nargs="*", type=_platform, metavar="PLATFORM",
                    help="slack and/or discord; none: the scheduler alone, for console channels")
     p.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler in this process")
     p.set_defaults(func=cmd_serve)
@@ -349,6 +350,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["upgrade", "current"])
     p.set_defaults(func=cmd_db)
     return parser
+
+
+def _platform(value: str) -> str:
+    if value not in ("slack", "discord"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a platform: slack or discord")
+    return value
 
 
 def _positive(value: str) -> int:

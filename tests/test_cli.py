@@ -77,3 +77,8 @@ def test_demo_runs_on_a_fresh_directory(tmp_path):
 def test_bad_command_lines_print_usage(tmp_path, argv):
     result = paperclub(*argv, cwd=tmp_path)
     assert result.returncode == 2 and "usage" in result.stderr.lower()
+
+
+def test_serve_checks_its_platforms(tmp_path):
+    result = paperclub("serve", "bogus", cwd=tmp_path)
+    assert result.returncode == 2 and "'bogus' is not a platform" in result.stderr
