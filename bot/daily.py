@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from sqlalchemy import and_, delete, or_, select, tuple_, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -29,6 +28,7 @@ from bot.picks import Pick, Picker
 from bot.search import Hit, SearchIndex, SearchService
 from bot.votes import Feedback, Votes
 from store import Database
+from store.database import upsert_insert
 from store.models import Claim, Paper, Post, utcnow
 
 log = logging.getLogger(__name__)
@@ -223,7 +223,7 @@ class DailyPosts:
         if rows:
             with self.db.session() as session:
                 statement = (
-                    _dialect(session).insert(Post).values(rows)
+                    upsert_insert(session, Post).values(rows)
                     .on_conflict_do_nothing(index_elements=["channel_id", "paper_id"])
                     .returning(Post.channel_id, Post.id)
                 )
@@ -407,15 +407,10 @@ def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict:
     }
 
 
-def _dialect(session: Session):
-    """The dialect module whose insert() has on_conflict_do_nothing."""
-    return postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-
-
 def _insert_claims(session: Session, rows: list[dict]):
     """INSERT ... ON CONFLICT DO NOTHING RETURNING channel_id, in this dialect."""
     return (
-        _dialect(session).insert(Claim)
+        upsert_insert(session, Claim)
         .values(rows)
         .on_conflict_do_nothing(index_elements=["channel_id", "local_date"])
         .returning(Claim.channel_id)

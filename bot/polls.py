@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import and_, func, literal, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from store import Database
+from store.database import upsert_insert
 from store.models import Nomination, Poll, PollOption, PollVote, QueueItem
 
 
@@ -219,13 +219,12 @@ def _conditional_vote(session: Session, poll_id: int, user_id: str, position: in
     finds the poll closed. SQLite runs each write statement under its single write lock.
     """
     postgres = session.get_bind().dialect.name == "postgresql"
-    dialect = postgresql if postgres else sqlite
     source = select(
         literal(poll_id), literal(user_id), literal(position), literal(now), literal(now)
     ).select_from(Poll).where(and_(Poll.id == poll_id, Poll.state == "open"))
     if postgres:
         source = source.with_for_update(read=True)
-    statement = dialect.insert(PollVote).from_select(
+    statement = upsert_insert(session, PollVote).from_select(
         ["poll_id", "user_id", "position", "created_at", "updated_at"], source
     )
     statement = statement.on_conflict_do_update(

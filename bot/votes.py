@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import case, delete, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from store import Database
+from store.database import upsert_insert
 from store.models import Post, PostVote
 
 POST_VOTES = ("up", "down", "read", "none")
@@ -133,8 +133,7 @@ def _latest(pairs: list) -> tuple[int, ...]:
 
 
 def _upsert(session: Session, row: dict) -> None:
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    statement = dialect.insert(PostVote).values(row)
+    statement = upsert_insert(session, PostVote).values(row)
     session.execute(
         statement.on_conflict_do_update(
             index_elements=["post_id", "user_id", "slot"],

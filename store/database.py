@@ -12,11 +12,19 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = "sqlite:///paperclub.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def upsert_insert(session: Session, table):
+    """An INSERT with on_conflict_do_nothing / on_conflict_do_update for this session's
+    database: both dialects we support spell ON CONFLICT the same way."""
+    dialect = session.get_bind().dialect.name
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 
 class SchemaOutOfDate(RuntimeError):
