@@ -82,6 +82,7 @@ def render_card(card: PaperCard) -> str:
         lines.append(f"    note: {_shorten(note, NOTE_CHARS)}")
     if len(card.notes) > NOTES_SHOWN:
         lines.append(f"    (+{len(card.notes) - NOTES_SHOWN} more notes)")
+    lines += [f"    - {line}" for line in card.discussion]
     return "\n".join(lines)
 
 

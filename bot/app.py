@@ -15,6 +15,7 @@ from bot.channels import Channels
 from bot.core import PaperClub
 from bot.daily import DEFAULT_GRACE, DailyPosts
 from bot.library import Library
+from bot.meetings import Meetings
 from bot.picks import Picker
 from bot.polls import Polls
 from bot.search import SearchService
@@ -35,6 +36,7 @@ class Services:
     daily: DailyPosts
     votes: Votes
     polls: Polls
+    meetings: Meetings
     core: PaperClub
 
 
@@ -71,5 +73,6 @@ def build_services(
     votes = Votes(db)
     polls = Polls(db)
     daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes, grace or catchup_grace())
-    core = PaperClub(library, search, channels, daily, votes, polls, clock)
-    return Services(db, library, search, channels, daily, votes, polls, core)
+    meetings = Meetings(db)
+    core = PaperClub(library, search, channels, daily, votes, polls, meetings, clock)
+    return Services(db, library, search, channels, daily, votes, polls, meetings, core)

@@ -12,6 +12,8 @@ from bot.channels import Channels
 from bot.daily import DailyPosts, Deliver, TickReport
 from bot.grammar import Command, NotAllowed, UsageError, split_command, usage_reply
 from bot.library import Library
+from bot.meeting_commands import MeetingCommands
+from bot.meetings import Meetings
 from bot.messages import Incoming, Reply
 from bot.polls import Polls
 from bot.search import Query, QueryError, SearchService
@@ -35,6 +37,7 @@ class PaperClub:
         daily: DailyPosts,
         votes: Votes,
         polls: Polls,
+        meetings: Meetings,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
     ):
         self.library = library
@@ -43,7 +46,8 @@ class PaperClub:
         self.channels = channels
         self.daily = daily
         self.clock = clock
-        self.vote_commands = VoteCommands(channels, daily, library, votes, polls, clock)
+        self.vote_commands = VoteCommands(channels, daily, library, votes, polls, meetings, clock)
+        self.meeting_commands = MeetingCommands(channels, meetings, library, clock)
         self.commands: dict[str, Command] = {
             c.name: c
             for c in [
@@ -65,14 +69,17 @@ class PaperClub:
                 Command("similar", "similar ID", "Papers like this one.", "similar 42", self._similar),
                 *ChannelCommands(channels, daily, library, clock).commands(),
                 *self.vote_commands.commands(),
+                *self.meeting_commands.commands(),
             ]
         }
 
     def tick(self, now: datetime, deliver: Deliver, platforms: Iterable[str]) -> TickReport:
-        """The scheduler's minute: due papers of the day, then polls past their deadline."""
+        """The scheduler's minute: due papers of the day, polls past their deadline,
+        meeting reminders."""
         platforms = tuple(platforms)
         report = self.daily.tick(now, deliver, platforms)
         report.polls_closed = len(self.vote_commands.close_due(now, deliver, platforms))
+        report.reminders = self.meeting_commands.send_reminders(now, deliver, platforms, self.daily.grace)
         return report
 
     def render_post(self, post_id: int) -> tuple[str | None, Reply] | None:
@@ -131,9 +138,11 @@ class PaperClub:
         cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
         return Reply(text=f"Top {len(cards)} of {len(index):,} papers for `{args}`:", cards=cards)
 
-    def _show(self, _incoming: Incoming, args: str) -> Reply:
+    def _show(self, incoming: Incoming, args: str) -> Reply:
         paper = self._paper_arg(args)
-        return Reply(text=f"Paper {paper.id}:", cards=[card(paper, self.tokenizer, full=True)])
+        shown = card(paper, self.tokenizer, full=True)
+        shown.discussion = self.meeting_commands.notes_for(incoming, paper.id)
+        return Reply(text=f"Paper {paper.id}:", cards=[shown])
 
     def _similar(self, _incoming: Incoming, args: str) -> Reply:
         paper = self._paper_arg(args)

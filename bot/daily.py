@@ -48,6 +48,7 @@ class TickReport:
     failed: list[tuple[ChannelRef, str]] = field(default_factory=list)
     skipped: list[tuple[ChannelRef, date]] = field(default_factory=list)
     polls_closed: int = 0
+    reminders: int = 0
 
 
 @dataclass

@@ -57,7 +57,8 @@ class PaperCard:
     score: float | None = None
     reason: str = ""  # why a pick was picked (paper of the day)
     tags: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # notes the source gave (a review's paragraphs)
+    discussion: list[str] = field(default_factory=list)  # this channel's member notes, oldest first
 
 
 @dataclass

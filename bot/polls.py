@@ -178,14 +178,17 @@ class Polls:
     def queued_papers(self, channel_id: int) -> set[int]:
         return {item.paper_id for item in self.queue(channel_id)}
 
-    def mark(self, channel_id: int, paper_id: int, state: str, now: datetime) -> bool:
-        """Move a queued paper to done or removed; False if it is not in the queue."""
+    def mark(
+        self, channel_id: int, paper_id: int, state: str, now: datetime, presented_by: str | None = None
+    ) -> bool:
+        """Move a queued paper to done (keeping who presented it) or removed; False if it
+        is not in the queue."""
         with self.db.session() as session:
             changed = session.execute(
                 update(QueueItem)
                 .where(QueueItem.channel_id == channel_id, QueueItem.paper_id == paper_id,
                        QueueItem.state == "queued")
-                .values(state=state, done_at=now)
+                .values(state=state, done_at=now, presented_by=presented_by)
             ).rowcount
         return bool(changed)
 

@@ -15,6 +15,7 @@ from bot.channels import Channels
 from bot.daily import DailyPosts, Deliver
 from bot.grammar import Command, UsageError, require_manager
 from bot.library import Library
+from bot.meetings import Meetings
 from bot.messages import Action, Incoming, Reply
 from bot.polls import Option, PollRefused, Polls, PollView
 from bot.search import Query, QueryError
@@ -37,6 +38,7 @@ class VoteCommands:
         library: Library,
         votes: Votes,
         polls: Polls,
+        meetings: Meetings,
         clock: Callable[[], datetime],
     ):
         self.channels = channels
@@ -44,6 +46,7 @@ class VoteCommands:
         self.library = library
         self.votes = votes
         self.polls = polls
+        self.meetings = meetings
         self.clock = clock
 
     def commands(self) -> list[Command]:
@@ -235,9 +238,11 @@ class VoteCommands:
         if words[0] == "remove":
             require_manager(incoming, "remove papers from the queue")
         state = "done" if words[0] == "done" else "removed"
-        if not self.polls.mark(channel.id, paper_id, state, self.clock()):
+        presenter = self.meetings.presenter_of(channel.id, paper_id, self.clock()) if state == "done" else None
+        if not self.polls.mark(channel.id, paper_id, state, self.clock(), presenter):
             return Reply(text=f"Paper {paper_id} is not in this channel's reading queue.", ephemeral=True, ok=False)
-        return Reply(text=f"Paper {paper_id} {'marked as discussed' if state == 'done' else 'removed from the queue'}.")
+        done = "marked as discussed" + (f", presented by @{presenter}" if presenter else "")
+        return Reply(text=f"Paper {paper_id} {done if state == 'done' else 'removed from the queue'}.")
 
     def top(self, incoming: Incoming, args: str) -> Reply:
         days = _days(args)

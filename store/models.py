@@ -272,3 +272,72 @@ class QueueItem(Base):
     state: Mapped[str] = mapped_column(String(10), default="queued")  # queued | done | removed
     added_at: Mapped[datetime] = mapped_column(default=utcnow)
     done_at: Mapped[datetime | None]
+    presented_by: Mapped[str | None] = mapped_column(String(100))  # kept by `queue done`
+
+
+class MeetingPlan(Base):
+    """A channel's weekly reading-group meeting: a weekday, a local time, a zone."""
+
+    __tablename__ = "meeting_plans"
+
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True)
+    weekday: Mapped[str] = mapped_column(String(3))  # mon..sun
+    local_time: Mapped[str] = mapped_column(String(5))  # HH:MM
+    timezone: Mapped[str] = mapped_column(String(64))
+    enabled: Mapped[bool] = mapped_column(default=True)
+
+
+class MeetingSkip(Base):
+    __tablename__ = "meeting_skips"
+    __table_args__ = (UniqueConstraint("channel_id", "local_date", name="uq_meeting_skip"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    local_date: Mapped[date]
+
+
+class Presenter(Base):
+    """A member on the channel's presenter rota; `volunteered_at` marks an offer to
+    present next, cleared when it is used."""
+
+    __tablename__ = "presenters"
+    __table_args__ = (UniqueConstraint("channel_id", "user_id", name="uq_presenter"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String(100))
+    active: Mapped[bool] = mapped_column(default=True)
+    added_at: Mapped[datetime] = mapped_column(default=utcnow)
+    volunteered_at: Mapped[datetime | None]
+
+
+class Meeting(Base):
+    """One meeting (channel, local date): its paper and presenter, assigned when the
+    day-before reminder goes out, and the two reminders, each claimed exactly once by
+    UPDATE ... WHERE reminded_... IS NULL."""
+
+    __tablename__ = "meetings"
+    __table_args__ = (UniqueConstraint("channel_id", "local_date", name="uq_meeting"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    local_date: Mapped[date]
+    starts_at: Mapped[datetime]
+    paper_id: Mapped[int | None] = mapped_column(ForeignKey("papers.id", ondelete="SET NULL"))
+    presenter: Mapped[str | None] = mapped_column(String(100))
+    day_before_sent_at: Mapped[datetime | None]
+    hour_before_sent_at: Mapped[datetime | None]
+
+
+class PaperNote(Base):
+    """A member's note on a paper, kept per channel (notes never cross channels)."""
+
+    __tablename__ = "paper_notes"
+    __table_args__ = (Index("ix_paper_notes_channel_paper", "channel_id", "paper_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(String(100))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
