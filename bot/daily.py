@@ -20,12 +20,12 @@ from sqlalchemy import and_, delete, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from bot.cards import card, matched_words
 from bot.channels import Channels, ChannelSettings
 from bot.library import Library
-from bot.messages import Action, ChannelRef, Reply
+from bot.messages import ChannelRef, Reply
 from bot.picks import Pick, Picker
-from bot.search import Hit, SearchIndex, SearchService
+from bot.post_replies import PostReplies, nothing_left_reply
+from bot.search import SearchIndex, SearchService
 from bot.votes import Feedback, Votes
 from store import Database
 from store.database import upsert_insert
@@ -78,6 +78,7 @@ class DailyPosts:
         self.search = search
         self.picker = picker
         self.votes = votes
+        self.replies = PostReplies(library, search.tokenizer)
         self.grace = grace
 
     # --- the tick -------------------------------------------------------------------
@@ -166,7 +167,7 @@ class DailyPosts:
             if job.pick is None:
                 reply = nothing_left_reply()
             else:
-                reply = self.post_reply(job.channel, papers[job.pick.paper_id], job.pick, job.day, job.post_id)
+                reply = self.replies.post(job.channel, papers[job.pick.paper_id], job.pick, job.day, job.post_id)
                 job.reason = reply.cards[0].reason
             try:
                 ref = deliver(job.channel.ref, reply)
@@ -303,7 +304,7 @@ class DailyPosts:
         if pick is None:
             return nothing_left_reply()
         paper = self.library.get_many([pick.paper_id])[pick.paper_id]
-        reply = self.post_reply(channel, paper, pick, None, post_id)
+        reply = self.replies.post(channel, paper, pick, None, post_id)
         with self.db.session() as session:
             session.execute(
                 update(Post)
@@ -324,80 +325,7 @@ class DailyPosts:
             if post is None or post.state != "sent":
                 return None
             paper = session.get(Paper, post.paper_id)
-            hit = Hit(paper.id, 0.0, tuple(post.matched)) if post.matched else None
-            heading = f"Paper of the day, {post.local_date:%A %d %B %Y}" if post.local_date else "Next paper"
-            reply = Reply(
-                text=f"{heading}: {paper.title}\n{tally_line}",
-                cards=[card(paper, self.search.tokenizer, hit, reason=post.reason)],
-                actions=vote_actions(post.id),
-                post_id=post.id,
-            )
-            return post.message_ref, reply
-
-    def post_reply(
-        self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None, post_id: int | None
-    ) -> Reply:
-        reason = self.reason(channel, paper, pick)
-        hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
-        heading = f"Paper of the day, {day:%A %d %B %Y}" if day else "Next paper"
-        return Reply(
-            text=f"{heading}: {paper.title}",
-            cards=[card(paper, self.search.tokenizer, hit, reason=reason)],
-            actions=vote_actions(post_id) if post_id is not None else [],
-            open_thread=_thread_name(paper.title),
-            post_id=post_id,
-        )
-
-    def reason(self, channel: ChannelSettings, paper: Paper, pick: Pick) -> str:
-        """Why this paper: the liked papers it resembles, the topic terms it matched."""
-        tokenizer = self.search.tokenizer
-        topic_terms = set(tokenizer.tokens(" ".join(channel.topics)))
-        on_topic = [t for t in pick.matched if t in topic_terms]
-        parts = []
-        if pick.resembles:
-            liked = self.library.get_many(pick.resembles)
-            titles = ", ".join(f"“{liked[p].title}”" for p in pick.resembles if p in liked)
-            parts.append(f"Like papers this channel voted up: {titles}.")
-        if on_topic:
-            words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer)
-            parts.append(f"Matches this channel's topics: {', '.join(words)}.")
-        if not parts and pick.matched:
-            words = matched_words(f"{paper.title} {paper.abstract}", pick.matched[:6], tokenizer)
-            parts.append(f"Close to what this channel voted up (shares: {', '.join(words)}).")
-        if parts:
-            return " ".join(parts)
-        if channel.topics:
-            return "Nothing unposted matches this channel's topics any more, so a paper from the wider corpus."
-        return (
-            "A tour of the corpus: this channel has no topics yet (`topics add WORDS` steers the picks, "
-            "and so do votes); chosen to differ from the last posts."
-        )
-
-
-def vote_actions(post_id: int) -> list[Action]:
-    """The three buttons under every post; each value is the command a click sends."""
-    return [
-        Action("Want to discuss", f"vote {post_id} up", "primary"),
-        Action("Not for us", f"vote {post_id} down", "danger"),
-        Action("I read it", f"vote {post_id} read"),
-    ]
-
-
-def nothing_left_reply() -> Reply:
-    return Reply(
-        text=(
-            "Nothing left to pick: every paper this channel can draw from has been posted. "
-            "Widen it with `use all` (or `use COLLECTION...`), or import more papers "
-            "(`paperclub import FILE`)."
-        ),
-        ok=True,
-    )
-
-
-def _thread_name(title: str) -> str:
-    # Discord allows 1..100 characters for a thread name.
-    return title if len(title) <= 100 else title[:99] + "…"
-
+            return post.message_ref, self.replies.rerendered(post, paper, tally_line)
 
 def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict:
     # claimed_at is the tick's instant, not the wall clock: the lease that lets a later
