@@ -3,6 +3,7 @@ and the reminders the scheduler's tick sends."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -14,6 +15,8 @@ from bot.library import Library
 from bot.meetings import NOTE_CHARS, Meetings, Plan, Reminder, member_id
 from bot.messages import Incoming, Reply
 from bot.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
+
+log = logging.getLogger(__name__)
 
 SESSIONS_DEFAULT = 5
 SESSIONS_MAX = 50
@@ -194,10 +197,17 @@ class MeetingCommands:
         channels = self.channels.by_ids(list(plans))
         plans = {cid: plan for cid, plan in plans.items() if cid in channels
                  and channels[cid].ref.platform in platforms}
-        reminders = self.meetings.due_reminders(plans, now, grace)
-        for reminder in reminders:
-            deliver(channels[reminder.channel_id].ref, self.reminder_reply(reminder, plans[reminder.channel_id]))
-        return len(reminders)
+        sent = 0
+        for reminder in self.meetings.due_reminders(plans, now, grace):
+            channel = channels[reminder.channel_id].ref
+            try:
+                deliver(channel, self.reminder_reply(reminder, plans[reminder.channel_id]))
+            except Exception:  # noqa: BLE001 - released for a later tick; other channels go on
+                log.exception("sending the %s reminder to %s failed", reminder.kind, channel.key())
+                self.meetings.release(reminder)
+                continue
+            sent += 1
+        return sent
 
     def reminder_reply(self, reminder: Reminder, plan: Plan) -> Reply:
         when = f"{reminder.starts_at.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M} {plan.zone}"
@@ -207,11 +217,9 @@ class MeetingCommands:
                               "start a `poll` to choose the paper.")
         title = self.library.get_many([reminder.paper_id])[reminder.paper_id].title
         presenter = f"@{reminder.presenter}" if reminder.presenter else "nobody yet (`volunteer`!)"
-        thread = self.meetings.discussion_ref(reminder.channel_id, reminder.paper_id)
         text = f"{lead}: reading group ({when}): “{title}” [{reminder.paper_id}], presented by {presenter}."
-        if thread:
-            text += f" Discussion: thread of message {thread}."
-        return Reply(text=text)
+        discussion = self.meetings.discussion_ref(reminder.channel_id, reminder.paper_id)
+        return Reply(text=text, link_to=discussion)
 
 
 def _parse_plan(words: list[str]) -> Plan:

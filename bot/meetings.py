@@ -190,6 +190,12 @@ class Meetings:
                 self._assign(session, meeting, now)
             return Reminder(channel_id, meeting.id, kind, day, start, meeting.paper_id, meeting.presenter)
 
+    def release(self, reminder: Reminder) -> None:
+        """Un-claim a reminder whose delivery failed, so a later tick sends it."""
+        column = "day_before_sent_at" if reminder.kind == "day_before" else "hour_before_sent_at"
+        with self.db.session() as session:
+            session.execute(update(Meeting).where(Meeting.id == reminder.meeting_id).values({column: None}))
+
     def _assign(self, session, meeting: Meeting, now: datetime) -> None:
         """The head of the reading queue (not already given to another meeting), and the
         presenter the rota names."""

@@ -81,6 +81,8 @@ class Reply:
     open_thread: str = ""
     # A message reference: post this reply in that message's discussion thread.
     reply_to: str | None = None
+    # A message reference to link to (a reminder points at the paper's discussion thread).
+    link_to: str | None = None
     post_id: int | None = None  # set on a paper-of-the-day post (votes refer to it)
     poll_id: int | None = None  # set on a poll (votes refer to it)
     ok: bool = True  # False for errors and usage replies

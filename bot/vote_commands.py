@@ -6,6 +6,7 @@ command changes nothing.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -21,11 +22,15 @@ from bot.polls import Option, PollRefused, Polls, PollView
 from bot.search import Query, QueryError
 from bot.votes import POST_VOTES, Votes
 
+log = logging.getLogger(__name__)
+
 POLL_OPTIONS_DEFAULT = 4
 POLL_OPTIONS_MAX = 10  # Discord's native polls and a readable message both stop here
 POLL_DURATION_DEFAULT = timedelta(hours=48)
 POLL_DURATION_MIN = timedelta(minutes=10)
 POLL_DURATION_MAX = timedelta(days=14)
+DAYS_DEFAULT = 30
+DAYS_MAX = 3650
 _DURATION = re.compile(r"^(\d{1,4})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 
@@ -174,6 +179,7 @@ class VoteCommands:
         for option, paper_card in zip(poll.options, cards):
             paper_card.reason = f"Option {option.position}" + (" (nominated)" if option.nominated_at else "")
         return Reply(
+            open_thread=f"Poll {poll.id}: what do we read next?",
             text=(f"Poll {poll.id}: what do we read next? Vote with `vote {poll.id} OPTION` "
                   f"until {poll.closes_at:%a %d %b %H:%M} UTC."),
             cards=cards,
@@ -215,9 +221,13 @@ class VoteCommands:
             if channel is None or channel.ref.platform not in platforms:
                 continue
             result = self.polls.close(poll_id, now)
-            if result is not None:  # another process may have closed it first
+            if result is None:  # another process closed it first
+                continue
+            closed.append(result)
+            try:
                 deliver(channel.ref, self.result_reply(result))
-                closed.append(result)
+            except Exception:  # noqa: BLE001 - the result is counted and kept; one channel must not stop the tick
+                log.exception("posting the result of poll %s to %s failed", poll_id, channel.ref.key())
         return closed
 
     # --- queue, top, stats -----------------------------------------------------------------
@@ -294,8 +304,8 @@ def parse_duration(text: str) -> timedelta:
 def _days(args: str) -> int:
     words = args.split()
     if not words:
-        return 30
-    if len(words) != 1 or not words[0].isdigit() or not 1 <= int(words[0]) <= 3650:
+        return DAYS_DEFAULT
+    if len(words) != 1 or not words[0].isdigit() or not 1 <= int(words[0]) <= DAYS_MAX:
         raise UsageError("DAYS is a number of days, e.g. 7.")
     return int(words[0])
 

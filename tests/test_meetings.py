@@ -155,3 +155,23 @@ def test_fuzzed_session_and_presenter_commands(seeded_copy, line, is_manager):
     if not reply.ok:
         assert _state(services) == before, line
     services.db.dispose()
+
+
+def test_a_failed_reminder_is_sent_again_by_a_later_tick(seeded_copy):
+    clock = Clock(START)
+    services = build_services(seeded_copy, clock=clock)
+    boss = session_for(services, "ana", manager=True)
+    boss.send("session every tue 17:00 UTC")
+    sent, failures = [], [1]
+
+    def deliver(channel, reply):
+        if failures:
+            failures.pop()
+            raise ConnectionError("platform down")
+        sent.append(reply.text)
+        return "ref"
+
+    for minute in (0, 15, 30):
+        services.core.tick(datetime(2026, 11, 30, 17, minute, tzinfo=UTC), deliver, ["console"])
+    assert len(sent) == 1 and sent[0].startswith("Tomorrow")
+    assert "queue is empty" in sent[0] and "poll" in sent[0]

@@ -275,3 +275,20 @@ def test_a_post_rerenders_with_its_tally_for_adapters_to_update(seeded_copy):
     poll = boss.send("poll 2 1h")
     services.core.remember_message(poll, "msg-43")
     assert services.polls.get(poll.poll_id).message_ref == "msg-43"
+
+
+def test_one_failing_result_delivery_does_not_stop_the_others(seeded_copy):
+    services = build_services(seeded_copy)
+    for name in ("one", "two"):
+        assert member(services, name, "ann", True).send("poll 2 1h").ok
+    delivered = []
+
+    def deliver(channel, reply):
+        if channel.channel == "one":
+            raise ConnectionError("gone")
+        delivered.append(channel.channel)
+        return "ref"
+
+    later = datetime.now(UTC) + timedelta(hours=2)
+    assert services.core.tick(later, deliver, ["console"]).polls_closed == 2
+    assert delivered == ["two"]

@@ -1,0 +1,216 @@
+"""Fakes of the Discord objects the adapter touches, at the edge of discord.py.
+
+`FakeDiscord` is the server side: channels, threads and messages by id, found the way a
+discord.Client finds them (`get_channel`, `fetch_channel`). `FakeInteraction` stands
+for a discord.Interaction: its `response` and `followup` record what the bot answered,
+and follow Discord's rules where they matter: one initial response, the first followup
+after a deferral replaces the "thinking" message and keeps the deferral's visibility.
+Every method here has the parameter names of the discord.py method it stands for
+(tests/test_discord.py checks), so the adapter cannot call what discord.py lacks.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import discord
+
+GUILD_ID = 4242
+CHANNEL_ID = 100
+
+
+def not_found(what: str) -> discord.NotFound:
+    return discord.NotFound(SimpleNamespace(status=404, reason="Not Found"), what)
+
+
+class FakeDiscord:
+    """The guild's channels, threads and messages."""
+
+    def __init__(self, guild_id: int = GUILD_ID, threads_allowed: bool = True):
+        self.guild_id = guild_id
+        self.threads_allowed = threads_allowed  # False: the bot lacks Create Public Threads
+        self.channels: dict[int, FakeChannel] = {}
+        self.messages: dict[int, FakeMessage] = {}
+        self._ids = itertools.count(900_000)
+
+    def new_id(self) -> int:
+        return next(self._ids)
+
+    def add_channel(self, channel_id: int = CHANNEL_ID, **kwargs: Any) -> FakeChannel:
+        channel = FakeChannel(self, channel_id, **kwargs)
+        self.channels[channel_id] = channel
+        return channel
+
+    def threads(self) -> list[FakeChannel]:
+        return [c for c in self.channels.values() if c.type == discord.ChannelType.public_thread]
+
+    # discord.Client's lookups
+    def get_channel(self, id: int, /) -> FakeChannel | None:
+        return self.channels.get(id)
+
+    async def fetch_channel(self, channel_id: int, /) -> FakeChannel:
+        if channel_id not in self.channels:
+            raise not_found("Unknown Channel")
+        return self.channels[channel_id]
+
+
+class FakeChannel:
+    """A text channel, or a thread (type public_thread, with parent_id)."""
+
+    def __init__(self, world: FakeDiscord, channel_id: int, type: discord.ChannelType = discord.ChannelType.text,
+                 parent_id: int | None = None, name: str = "reading-group", auto_archive_duration: int = 0):
+        self.world = world
+        self.id = channel_id
+        self.type = type
+        self.parent_id = parent_id
+        self.name = name
+        self.auto_archive_duration = auto_archive_duration
+        self.messages: list[FakeMessage] = []
+
+    async def send(self, content: str | None = None, *, embeds: list[discord.Embed] | None = None,
+                   view: discord.ui.View | None = None) -> FakeMessage:
+        return self.post(content, embeds or [], view)
+
+    def post(self, content: str | None, embeds: list[discord.Embed], view: discord.ui.View | None) -> FakeMessage:
+        message = FakeMessage(self.world, self, self.world.new_id(), content, list(embeds), view)
+        self.messages.append(message)
+        self.world.messages[message.id] = message
+        return message
+
+    def get_partial_message(self, message_id: int, /) -> FakeMessage:
+        if message_id not in self.world.messages:  # deleted: a partial message that fails on use
+            return FakeMessage(self.world, self, message_id, None, [], None, deleted=True)
+        return self.world.messages[message_id]
+
+
+@dataclass
+class FakeMessage:
+    world: FakeDiscord
+    channel: FakeChannel
+    id: int
+    content: str | None
+    embeds: list[discord.Embed]
+    view: discord.ui.View | None
+    ephemeral: bool = False
+    edits: int = 0
+    deleted: bool = False
+
+    async def edit(self, *, content: str | None = None, embeds: list[discord.Embed] | None = None,
+                   view: discord.ui.View | None = None) -> FakeMessage:
+        if self.deleted:
+            raise not_found("Unknown Message")
+        self.content, self.embeds, self.view = content, list(embeds or []), view
+        self.edits += 1
+        return self
+
+    async def create_thread(self, *, name: str, auto_archive_duration: int = 4320) -> FakeChannel:
+        if self.deleted:
+            raise not_found("Unknown Message")
+        if not self.world.threads_allowed:
+            raise discord.Forbidden(SimpleNamespace(status=403, reason="Forbidden"), "Missing Permissions")
+        if self.id in self.world.channels:
+            raise discord.HTTPException(SimpleNamespace(status=400, reason="Bad Request"),
+                                        "A thread has already been created for this message")
+        if not 1 <= len(name) <= 100 or auto_archive_duration not in (60, 1440, 4320, 10080):
+            raise discord.HTTPException(SimpleNamespace(status=400, reason="Bad Request"), "Invalid Form Body")
+        return self.world.add_channel(self.id, type=discord.ChannelType.public_thread, parent_id=self.channel.id,
+                                      name=name, auto_archive_duration=auto_archive_duration)
+
+    def custom_ids(self) -> list[str]:
+        return [item.custom_id for item in self.view.children] if self.view else []
+
+
+@dataclass
+class FakeMember:
+    id: int
+    display_name: str
+
+    @property
+    def mention(self) -> str:
+        return f"<@{self.id}>"
+
+
+class FakeResponse:
+    """discord.InteractionResponse: one initial response per interaction."""
+
+    def __init__(self, interaction: FakeInteraction):
+        self._interaction = interaction
+        self._done = False
+
+    def is_done(self) -> bool:
+        return self._done
+
+    async def defer(self, *, ephemeral: bool = False, thinking: bool = False) -> None:
+        if self._done:
+            raise AssertionError("the interaction was already answered")
+        self._done = True
+        self._interaction.events.append(("defer", {"ephemeral": ephemeral, "thinking": thinking}))
+        self._interaction.deferred_ephemeral = ephemeral
+
+
+class FakeFollowup:
+    """discord.Webhook as Interaction.followup."""
+
+    def __init__(self, interaction: FakeInteraction):
+        self._interaction = interaction
+
+    async def send(self, content: str | None = None, *, embeds: list[discord.Embed] | None = None,
+                   view: discord.ui.View | None = None, ephemeral: bool = False, wait: bool = False) -> FakeMessage:
+        interaction = self._interaction
+        if not interaction.response.is_done():
+            raise AssertionError("a followup before the initial response")
+        if interaction.original_pending:
+            # The first followup after a deferral becomes the deferred message itself.
+            ephemeral = interaction.deferred_ephemeral
+            interaction.original_pending = False
+        if ephemeral:
+            message = FakeMessage(interaction.world, interaction.channel, interaction.world.new_id(), content,
+                                  list(embeds or []), view, ephemeral=True)
+        else:
+            message = interaction.channel.post(content, embeds or [], view)
+        interaction.events.append(("followup", message))
+        return message
+
+
+class FakeInteraction:
+    """discord.Interaction for a slash command or a button click."""
+
+    def __init__(self, client: discord.Client, world: FakeDiscord, channel: FakeChannel, user_id: int = 7,
+                 name: str = "bob", manager: bool = False, message: FakeMessage | None = None,
+                 guild_id: int | None = GUILD_ID):
+        self.client = client
+        self.world = world
+        self.guild_id = guild_id
+        self.channel = channel
+        self.channel_id = channel.id
+        self.user = FakeMember(user_id, name)
+        self.permissions = discord.Permissions(manage_channels=manager)
+        self.message = message
+        self.response = FakeResponse(self)
+        self.followup = FakeFollowup(self)
+        self.events: list[tuple[str, Any]] = []
+        self.deferred_ephemeral = False
+        self.original_pending = True
+
+    async def delete_original_response(self) -> None:
+        if not self.original_pending:
+            raise AssertionError("no deferred message left to delete")
+        self.original_pending = False
+        self.events.append(("delete_original", None))
+
+    # --- what the member saw -----------------------------------------------------------
+
+    def sent(self) -> list[FakeMessage]:
+        return [e[1] for e in self.events if e[0] == "followup"]
+
+    def public(self) -> list[FakeMessage]:
+        return [m for m in self.sent() if not m.ephemeral]
+
+    def private(self) -> list[FakeMessage]:
+        return [m for m in self.sent() if m.ephemeral]
+
+    def text(self) -> str:
+        return "\n".join(m.content or "" for m in self.sent())
