@@ -1,0 +1,239 @@
+"""Block Kit for paperclub replies: the text, paper cards and buttons of a `Reply`.
+
+Slack refuses a whole message when one part breaks a limit, so every part is clipped
+here to what Slack accepts: section text 3,000 characters, 50 blocks a message, 25
+elements an actions block, button text 75 and value 2,000 characters, action ids unique
+within the message. Clipping cuts between words, never inside a link, bold or `&amp;`.
+Everything a member or a corpus file wrote is escaped (`&`, `<`, `>`), so text such as
+`<!channel>` typed into a query is shown, not acted on.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable
+
+from bot.messages import Action, PaperCard, Reply
+
+log = logging.getLogger(__name__)
+
+SECTION_CHARS = 3000
+MAX_BLOCKS = 50
+ACTIONS_PER_BLOCK = 25
+CONTEXT_ELEMENTS = 10
+BUTTON_TEXT_CHARS = 75
+BUTTON_VALUE_CHARS = 2000
+ACTION_ID_PREFIX = "paperclub_action_"
+TEXT_SECTIONS = 10  # a reply's own text gets at most this many sections
+FALLBACK_CHARS = 3000  # the top-level `text`: notifications and clients without blocks
+
+# Budgets for the parts of a card's section; together they stay under SECTION_CHARS.
+TITLE_CHARS = 250
+URL_CHARS = 500
+AUTHORS_CHARS = 300
+SNIPPET_CHARS = 1400
+REASON_CHARS = 400
+NOTE_CHARS = 300
+NOTES_SHOWN = 3
+CONTEXT_CHARS = 300
+
+_WORD_EDGES = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
+_BUTTON_STYLES = {"primary", "danger"}
+
+
+def message(reply: Reply) -> dict:
+    """`text` and `blocks` for chat.postMessage, chat.update, an ack or a response_url."""
+    head = text_blocks(reply.text)
+    tail = action_blocks(reply.actions)
+    cards = _cards_that_fit(reply.cards, MAX_BLOCKS - len(head) - len(tail))
+    return {"text": fallback_text(reply), "blocks": head + cards + tail}
+
+
+def fallback_text(reply: Reply) -> str:
+    text = reply.text or "\n".join(card.title for card in reply.cards) or "paperclub"
+    return clip(escape(text), FALLBACK_CHARS)
+
+
+def escape(text: str) -> str:
+    """Slack's three control characters; everything else is shown as typed."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at whitespace and marked with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    pieces = re.split(r"(\s+)", text)
+    kept, size = [], 0
+    for piece in pieces:
+        if size + len(piece) > limit - 1:
+            break
+        kept.append(piece)
+        size += len(piece)
+    return "".join(kept).rstrip() + "…"
+
+
+# --- the reply's text --------------------------------------------------------------------
+
+
+def text_blocks(text: str) -> list[dict]:
+    """The reply's text as sections, split between lines where it is long."""
+    if not text.strip():
+        return []
+    chunks: list[str] = []
+    for line in escape(text).split("\n"):
+        line = clip(line, SECTION_CHARS)
+        if chunks and len(chunks[-1]) + 1 + len(line) <= SECTION_CHARS:
+            chunks[-1] += "\n" + line
+        else:
+            chunks.append(line)
+    if len(chunks) > TEXT_SECTIONS:
+        chunks = chunks[: TEXT_SECTIONS - 1] + ["… (the rest is too long for one message)"]
+    return [_section(chunk) for chunk in chunks if chunk.strip()]
+
+
+# --- cards --------------------------------------------------------------------------------
+
+
+def _cards_that_fit(cards: list[PaperCard], room: int) -> list[dict]:
+    """Whole cards while they fit, then a line saying how many were left out."""
+    rendered = [card_blocks(card) for card in cards]
+    if sum(len(blocks) for blocks in rendered) <= room:
+        return [block for blocks in rendered for block in blocks]
+    kept: list[dict] = []
+    for shown, blocks in enumerate(rendered):
+        if len(kept) + len(blocks) > room - 1:  # keep one block for the note
+            left = len(cards) - shown
+            return kept + [
+                _context([f"+{left} more {'paper' if left == 1 else 'papers'} not shown"])
+            ]
+        kept.extend(blocks)
+    return kept
+
+
+def card_blocks(card: PaperCard) -> list[dict]:
+    """A section (linked title, authors, snippet with the matched words in bold, why it
+    was picked), a context line (ID, venue, matched terms, tags, score), then notes."""
+    lines = [f"*{_title(card)}*"]
+    if card.authors_display:
+        lines.append(clip(escape(card.authors_display), AUTHORS_CHARS))
+    if card.snippet:
+        lines.append(bold_words(card.snippet, card.matched_terms, SNIPPET_CHARS))
+    if card.reason:
+        lines.append("*Why:* " + clip(escape(card.reason), REASON_CHARS))
+    blocks = [_section("\n".join(lines)), _context(_card_facts(card))]
+    notes = _quoted(card.notes, "note") + _quoted(card.discussion, "member note")
+    if notes:
+        blocks.append(_section(clip("\n".join(notes), SECTION_CHARS)))
+    return blocks
+
+
+def _title(card: PaperCard) -> str:
+    title = clip(escape(card.title), TITLE_CHARS)
+    url = card.url or ""
+    # A link is only made of a URL Slack can parse whole; any other is left out.
+    if (
+        url.startswith(("https://", "http://"))
+        and len(url) <= URL_CHARS
+        and not re.search(r"[\s<>|]", url)
+    ):
+        return f"<{url}|{title}>"
+    return title
+
+
+def _card_facts(card: PaperCard) -> list[str]:
+    facts = [f"ID {card.paper_id}"]
+    if card.venue:
+        facts.append(clip(escape(card.venue), CONTEXT_CHARS))
+    if card.matched_terms:
+        terms = ", ".join(f"*{escape(term)}*" for term in card.matched_terms)
+        facts.append("matched: " + clip(terms, CONTEXT_CHARS))
+    if card.tags:
+        facts.append("tags: " + clip(escape(", ".join(card.tags)), CONTEXT_CHARS))
+    if card.score is not None:
+        facts.append(f"score {card.score:.2f}")
+    return facts
+
+
+def _quoted(notes: list[str], kind: str) -> list[str]:
+    lines = [
+        f"> _{kind}:_ {clip(escape(' '.join(note.split())), NOTE_CHARS)}"
+        for note in notes[:NOTES_SHOWN]
+    ]
+    if len(notes) > NOTES_SHOWN:
+        lines.append(f"_+{len(notes) - NOTES_SHOWN} more {kind}s_")
+    return lines
+
+
+def bold_words(text: str, words: Iterable[str], limit: int) -> str:
+    """`text` escaped, with every occurrence of `words` (any case) in bold; bold goes
+    around a whole word inside its punctuation, "(*RL*)," and is never cut by clipping."""
+    wanted = {w.lower() for w in words}
+    out: list[str] = []
+    size = 0
+    for token in text.split():
+        lead, core, trail = _WORD_EDGES.match(token).groups()
+        core = f"*{escape(core)}*" if core.lower() in wanted else escape(core)
+        piece = escape(lead) + core + escape(trail)
+        if size + len(piece) + 1 > limit - 1:
+            out.append("…")
+            break
+        out.append(piece)
+        size += len(piece) + 1
+    return " ".join(out)
+
+
+# --- buttons ------------------------------------------------------------------------------
+
+
+def action_id(position: int) -> str:
+    return f"{ACTION_ID_PREFIX}{position}"
+
+
+def action_blocks(actions: list[Action]) -> list[dict]:
+    """One button per action, 25 to an actions block; a click sends back `value`."""
+    buttons = []
+    for position, action in enumerate(actions):
+        if len(action.value) > BUTTON_VALUE_CHARS:
+            log.warning(
+                "button %r left out: its value is over %d characters",
+                action.label,
+                BUTTON_VALUE_CHARS,
+            )
+            continue
+        buttons.append(_button(position, action))
+    return [
+        {"type": "actions", "elements": buttons[start : start + ACTIONS_PER_BLOCK]}
+        for start in range(0, len(buttons), ACTIONS_PER_BLOCK)
+    ]
+
+
+def _button(position: int, action: Action) -> dict:
+    button = {
+        "type": "button",
+        "action_id": action_id(position),
+        "text": {
+            "type": "plain_text",
+            "text": clip(action.label, BUTTON_TEXT_CHARS) or "…",
+            "emoji": True,
+        },
+        "value": action.value,
+    }
+    if action.style in _BUTTON_STYLES:
+        button["style"] = action.style
+    return button
+
+
+# --- blocks -------------------------------------------------------------------------------
+
+
+def _section(text: str) -> dict:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def _context(texts: list[str]) -> dict:
+    return {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": t} for t in texts[:CONTEXT_ELEMENTS]],
+    }
