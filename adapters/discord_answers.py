@@ -41,7 +41,12 @@ class Answers:
             await interaction.delete_original_response()
             await self._send(interaction, reply, ephemeral=True)
         else:
-            message = await self._send(interaction, reply, ephemeral=False)
+            try:
+                message = await self._send(interaction, reply, ephemeral=False)
+            except discord.HTTPException:
+                # Nothing reached the channel: the paper or poll must not be used up.
+                await asyncio.to_thread(self.core.withdraw, reply)
+                raise
             await asyncio.to_thread(self.core.remember_message, reply, message_ref(message))
             await self.messenger.open_thread(message, reply, interaction.channel)
         if reply.post_id is not None and not reply.actions:  # a vote typed as a command

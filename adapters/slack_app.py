@@ -204,6 +204,8 @@ class SlackListeners:
                 respond(**_response(reply), replace_original=False)
         except SlackApiError as problem:
             log.warning("chat.postMessage to %s failed: %s", channel_id, _error(problem))
+            if _is_post(reply):  # nothing reached the channel: the paper or poll is not used up
+                self.core.withdraw(reply)
             respond(**_response(_cannot_post(problem)), replace_original=False)
             return
         if reply.post_id is not None and not _is_post(reply):

@@ -96,6 +96,14 @@ class PaperClub:
         elif reply.poll_id is not None and reply.actions:
             self.vote_commands.polls.set_message(reply.poll_id, message_ref)
 
+    def withdraw(self, reply: Reply) -> None:
+        """An adapter could not post `reply` (a `next` or `poll` it sends itself): undo it,
+        so the paper goes back to the pool and the poll does not block the next one."""
+        if reply.post_id is not None and reply.actions:
+            self.channels.forget_post(reply.post_id)
+        elif reply.poll_id is not None and reply.actions:
+            self.vote_commands.polls.withdraw(reply.poll_id)
+
     def handle(self, incoming: Incoming) -> Reply:
         name, args = split_command(incoming.text)
         if not name:

@@ -161,6 +161,22 @@ class Polls:
             session.flush()
             return _view(session, poll)
 
+    def withdraw(self, poll_id: int) -> None:
+        """Remove a poll that never reached its channel; its nominations stand again."""
+        with self.db.session() as session:
+            poll = session.get(Poll, poll_id)
+            if poll is None:
+                return
+            nominated = select(PollOption.paper_id).where(
+                PollOption.poll_id == poll_id, PollOption.nominated_at.is_not(None)
+            )
+            session.execute(
+                update(Nomination)
+                .where(Nomination.channel_id == poll.channel_id, Nomination.paper_id.in_(nominated))
+                .values(state="open")
+            )
+            session.delete(poll)
+
     def due(self, now: datetime) -> list[int]:
         with self.db.session() as session:
             return list(session.scalars(select(Poll.id).where(Poll.state == "open", Poll.closes_at <= now)))

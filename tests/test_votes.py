@@ -292,3 +292,21 @@ def test_one_failing_result_delivery_does_not_stop_the_others(seeded_copy):
     later = datetime.now(UTC) + timedelta(hours=2)
     assert services.core.tick(later, deliver, ["console"]).polls_closed == 2
     assert delivered == ["two"]
+
+
+def test_withdrawing_an_unposted_next_or_poll_uses_nothing_up(seeded_copy):
+    services = build_services(seeded_copy)
+    boss = member(services, "w", "ann", True)
+    assert boss.send("use topic-abstracts").ok
+    failed = boss.send("next")
+    services.core.withdraw(failed)  # the platform refused the message
+    assert "Nothing posted here yet" in boss.send("history").text
+    titles = {boss.send("next").cards[0].title for _ in range(17)}
+    assert failed.cards[0].title in titles  # the paper went back to the pool
+    boss.send("use all")
+    boss.send("nominate graph biconnectivity")
+    poll = boss.send("poll 2 1h")
+    services.core.withdraw(poll)
+    assert services.polls.get(poll.poll_id) is None
+    again = boss.send("poll 2 1h")  # not blocked by the withdrawn poll
+    assert again.ok and again.cards[0].title.startswith("Rethinking the Expressive Power")  # nomination reopened
