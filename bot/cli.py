@@ -16,6 +16,7 @@ from bot.app import ConfigError, Services, build_services, utc_now
 from bot.corpus import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.library import ImportSummary, Library
+from bot import search_cli
 from bot.search import Query, QueryError
 from store import Database, resolve_database_url
 from store.database import SchemaOutOfDate
@@ -56,6 +57,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"{path}: nothing imported", file=sys.stderr)
             continue
         print(format_summary(summary))
+    search_cli.update_index(services.search)
     return 1 if failed else 0
 
 
@@ -349,6 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("db", help="database schema")
     p.add_argument("action", choices=["upgrade", "current"])
     p.set_defaults(func=cmd_db)
+    search_cli.add_commands(sub)  # bench, eval
     return parser
 
 

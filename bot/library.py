@@ -131,6 +131,14 @@ class Library:
         with self.db.session() as session:
             return session.scalar(select(CorpusState.revision).where(CorpusState.id == 1)) or 0
 
+    def stamp(self) -> str:
+        """The revision and the moment it was reached: unlike the bare number, this tells
+        a recreated database (which counts revisions from 0 again) from the old one, so
+        an index saved for the old one is never served for the new."""
+        with self.db.session() as session:
+            row = session.get(CorpusState, 1)
+            return f"{row.revision}@{row.updated_at.isoformat()}" if row else "0"
+
     def count(self) -> int:
         with self.db.session() as session:
             return session.scalar(select(func.count(Paper.id))) or 0

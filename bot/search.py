@@ -1,23 +1,48 @@
-"""Search: queries with filters, over a BM25 index of the corpus at one revision.
+"""Search: queries with filters, over the index of the corpus at one revision.
 
-`SearchIndex` is immutable once built: a new corpus revision builds a new one and
-`SearchService` swaps the reference, so a search in flight always sees one whole,
-consistent index.
+`SearchIndex` is immutable: a new corpus revision gives a new one and `SearchService`
+swaps the reference, so a search in flight always sees one whole, consistent index. The
+service keeps the index on disk (see bot.index_files): a process loads the version an
+import wrote instead of re-tokenising, and builds (or extends) one only when none is
+there for the current revision.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from bot.bm25 import Bm25Index, Bm25Params
-from bot.tokens import Tokenizer, fold
+from bot.index_arrays import ranges
+from bot.index_content import (
+    FILTER_FIELDS,
+    IndexContent,
+    IndexedPaper,
+    field_value_key,
+    plain_terms,
+)
+from bot.index_files import IndexStore, StoredVersion, default_index_dir, fingerprint
+from bot.tokens import Tokenizer
 
-FILTER_FIELDS = ("author", "track", "in", "tag")
+__all__ = [
+    "FILTER_FIELDS",
+    "Hit",
+    "IndexedPaper",
+    "Query",
+    "QueryError",
+    "SearchIndex",
+    "SearchService",
+    "field_value_key",
+]
+
+log = logging.getLogger(__name__)
 # A query that reads as a paper's title puts that paper first. Among the best BM25
 # candidates, a title matches when the query holds most of the title's terms and the
 # title holds nearly all of the query's: "graph coarsening neural networks" is the title
@@ -43,27 +68,15 @@ class Query:
         for match in _FILTER.finditer(raw):
             value = (match.group(2) if match.group(2) is not None else match.group(3)).strip()
             if not value:
-                raise QueryError(f'{match.group(1)}: needs a value, e.g. {match.group(1)}:"some words"')
+                raise QueryError(
+                    f'{match.group(1)}: needs a value, e.g. {match.group(1)}:"some words"'
+                )
             filters.setdefault(match.group(1).lower(), []).append(value)
         text = " ".join(_FILTER.sub(" ", raw).split())
         return cls(text=text, filters=filters)
 
     def is_empty(self) -> bool:
         return not self.text and not self.filters
-
-
-@dataclass(frozen=True)
-class IndexedPaper:
-    """What the index needs of one paper: its text and the fields filters look at."""
-
-    paper_id: int
-    title: str
-    text: str  # everything searchable: title, abstract, reviewer notes
-    authors: Sequence[str] = ()
-    track: str | None = None
-    award: str | None = None
-    collections: Sequence[str] = ()
-    tags: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -74,43 +87,38 @@ class Hit:
     title_match: bool = False  # promoted because the query reads as its title
 
 
-def field_value_key(value: str) -> str:
-    """How filter values are compared: case, accents and punctuation ignored."""
-    return "-".join(re.findall(r"\w+", fold(value)))
-
-
 class SearchIndex:
     """The corpus at one revision: BM25 over the text plus postings for the filters."""
 
-    def __init__(self, revision: int, tokenizer: Tokenizer, papers: Iterable[IndexedPaper], params: Bm25Params):
+    def __init__(self, revision: int, tokenizer: Tokenizer, content: IndexContent):
         self.revision = revision
         self.tokenizer = tokenizer
-        ids: list[int] = []
-        self.titles: list[str] = []
-        documents: list[list[str]] = []
-        postings: dict[str, dict[str, list[int]]] = {f: {} for f in FILTER_FIELDS}
-        for doc, paper in enumerate(papers):
-            ids.append(paper.paper_id)
-            self.titles.append(paper.title)
-            tokens = tokenizer.tokens(paper.text)
-            documents.append(tokens)
-            for fld, keys in _filter_keys(paper).items():
-                for key in keys:
-                    postings[fld].setdefault(key, []).append(doc)
-        self.paper_ids = np.asarray(ids, dtype=np.int64)
-        self._doc_of_paper = {pid: i for i, pid in enumerate(ids)}
-        self.documents = documents
-        self.bm25 = Bm25Index.build(documents, params)
-        self.postings = {f: {k: np.asarray(v, dtype=np.int64) for k, v in d.items()} for f, d in postings.items()}
+        self.content = content
+        self.bm25: Bm25Index = content.bm25
+        self.paper_ids = content.paper_ids
+
+    @classmethod
+    def build(
+        cls,
+        revision: int,
+        tokenizer: Tokenizer,
+        papers: Iterable[IndexedPaper],
+        params: Bm25Params = Bm25Params(),
+    ) -> SearchIndex:
+        return cls(revision, tokenizer, IndexContent.build(papers, tokenizer, params))
 
     def __len__(self) -> int:
         return len(self.paper_ids)
 
     def doc_of(self, paper_id: int) -> int | None:
-        return self._doc_of_paper.get(paper_id)
+        doc = int(np.searchsorted(self.paper_ids, paper_id))
+        return doc if doc < len(self) and self.paper_ids[doc] == paper_id else None
 
     def title(self, paper_id: int) -> str:
-        return self.titles[self._doc_of_paper[paper_id]]
+        doc = self.doc_of(paper_id)
+        if doc is None:
+            raise KeyError(paper_id)
+        return self.content.titles[doc]
 
     def filter_mask(self, filters: dict[str, list[str]]) -> np.ndarray | None:
         """Documents passing every filter (values of one field must all match)."""
@@ -123,18 +131,18 @@ class SearchIndex:
         return mask
 
     def _field_mask(self, fld: str, value: str) -> np.ndarray:
-        mask = np.zeros(len(self), dtype=bool)
+        postings = self.content.filters[fld]
         if fld == "author":
             # Every word of the name must be among the paper's author words, so
             # author:lecun and author:"yann lecun" both find LeCun's papers.
-            words = field_value_key(value).split("-")
-            mask[:] = True
-            for word in words:
+            mask = np.ones(len(self), dtype=bool)
+            for word in field_value_key(value).split("-"):
                 word_mask = np.zeros(len(self), dtype=bool)
-                word_mask[self.postings["author"].get(word, np.zeros(0, dtype=np.int64))] = True
+                word_mask[postings.docs_of(word)] = True
                 mask &= word_mask
             return mask
-        mask[self.postings[fld].get(field_value_key(value), np.zeros(0, dtype=np.int64))] = True
+        mask = np.zeros(len(self), dtype=bool)
+        mask[postings.docs_of(field_value_key(value))] = True
         return mask
 
     def search(self, query: Query, k: int = 10) -> list[Hit]:
@@ -162,25 +170,38 @@ class SearchIndex:
     def mask_of(self, paper_ids: Iterable[int]) -> np.ndarray:
         """A boolean mask over documents that is True for the given papers."""
         mask = np.zeros(len(self), dtype=bool)
-        docs = [self._doc_of_paper[p] for p in paper_ids if p in self._doc_of_paper]
-        mask[docs] = True
+        wanted = np.fromiter(paper_ids, dtype=np.int64)
+        docs = np.minimum(np.searchsorted(self.paper_ids, wanted), max(len(self) - 1, 0))
+        if len(self):
+            mask[docs[self.paper_ids[docs] == wanted]] = True
         return mask
 
     def _title_match(self, tokens: list[str], ranked: list[tuple[int, float]]) -> int | None:
         """The position in `ranked` of the paper whose title the query spells, if any."""
-        query = _plain_terms(tokens)
-        if len(query) < 2:
+        query = plain_terms(tokens)
+        if len(query) < 2 or not ranked:
             return None
-        best, best_cover = None, 0.0
-        for position, (doc, _score) in enumerate(ranked):
-            title = _plain_terms(self.tokenizer.tokens(self.titles[doc]))
-            shared = len(query & title)
-            if not title or shared / len(title) < TITLE_COVERED or shared / len(query) < QUERY_COVERED:
-                continue
-            cover = shared / len(title) * shared / len(query)
-            if cover > best_cover:  # ties keep the better BM25 rank
-                best, best_cover = position, cover
-        return best
+        vocabulary = self.content.title_vocabulary
+        ids = np.array(
+            [i for i in (vocabulary.find(t) for t in query) if i is not None], dtype=np.int64
+        )
+        rows = self.content.title_terms
+        docs = np.array([doc for doc, _score in ranked], dtype=np.int64)
+        starts, title_sizes = rows.indptr[docs], rows.indptr[docs + 1] - rows.indptr[docs]
+        found = np.isin(rows.cols[ranges(starts, title_sizes)], ids)
+        shared = np.bincount(
+            np.repeat(np.arange(len(docs)), title_sizes)[found], minlength=len(docs)
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            title_share = np.where(title_sizes > 0, shared / title_sizes, 0.0)
+        query_share = shared / len(query)
+        cover = np.where(
+            (title_share >= TITLE_COVERED) & (query_share >= QUERY_COVERED),
+            title_share * query_share,
+            0.0,
+        )
+        best = int(np.argmax(cover))  # the first of equal covers: ties keep the better BM25 rank
+        return best if cover[best] > 0 else None
 
     def similar(self, paper_id: int, k: int = 5, max_terms: int = 30) -> list[Hit]:
         """Papers like this one: its most distinctive terms as a BM25 query."""
@@ -193,58 +214,56 @@ class SearchIndex:
         return self._hits(terms, self.bm25.top(terms, k, allowed))
 
     def distinctive_terms(self, doc: int, limit: int) -> list[str]:
-        """The document's terms with the highest BM25 impact in it."""
-        tokens = sorted(set(self.documents[doc]))
-        impacts = [self._impact(t, doc) for t in tokens]
-        ranked = sorted(zip(impacts, tokens), key=lambda pair: (-pair[0], pair[1]))
-        return [t for _, t in ranked[:limit]]
-
-    def _impact(self, term: str, doc: int) -> float:
-        row = self.bm25.vocabulary[term]
-        start, end = self.bm25.impacts.indptr[row], self.bm25.impacts.indptr[row + 1]
-        where = np.searchsorted(self.bm25.impacts.indices[start:end], doc)
-        return float(self.bm25.impacts.data[start + where])
+        """The document's terms with the highest BM25 impact in it (ties: alphabetical,
+        which is term id order)."""
+        terms, impacts = self.bm25.doc_impacts(doc)
+        order = np.lexsort((terms, -impacts))[:limit]
+        return [self.bm25.vocabulary[int(t)] for t in terms[order]]
 
     def _hits(self, tokens: list[str], ranked: list[tuple[int, float]]) -> list[Hit]:
         unique = list(dict.fromkeys(tokens))
-        hits = []
-        for doc, score in ranked:
-            present = set(self.documents[doc])
-            hits.append(Hit(int(self.paper_ids[doc]), score, tuple(t for t in unique if t in present)))
-        return hits
-
-
-def _plain_terms(tokens: list[str]) -> set[str]:
-    """Terms without the whole hyphenated words, whose parts are already there."""
-    return {t for t in tokens if "-" not in t}
-
-
-def _filter_keys(paper: IndexedPaper) -> dict[str, set[str]]:
-    author_words = {w for name in paper.authors for w in field_value_key(name).split("-") if w}
-    tag_keys = {field_value_key(t) for t in paper.tags} | {
-        w for t in paper.tags for w in field_value_key(t).split("-") if w
-    }
-    tracks = {field_value_key(v) for v in (paper.track, paper.award) if v}
-    return {
-        "author": author_words,
-        "track": tracks,
-        "in": {field_value_key(c) for c in paper.collections},
-        "tag": tag_keys,
-    }
+        known = [
+            (t, i) for t, i in ((t, self.bm25.vocabulary.find(t)) for t in unique) if i is not None
+        ]
+        ids = np.array([i for _t, i in known], dtype=np.int64)
+        docs = np.array([doc for doc, _score in ranked], dtype=np.int64)
+        present = self.bm25.matched(docs, ids)
+        return [
+            Hit(
+                int(self.paper_ids[doc]),
+                score,
+                tuple(t for (t, _i), found in zip(known, row) if found),
+            )
+            for (doc, score), row in zip(ranked, present)
+        ]
 
 
 class SearchService:
-    """Hands out the index for the corpus's current revision, rebuilding when it moved.
+    """Hands out the index for the corpus's current revision.
 
-    The swap is a single reference assignment under a lock, so readers never see a
-    half-built index; a build happens at most once per revision.
+    With an index directory (by default next to a SQLite database, see
+    bot.index_files.default_index_dir) it loads the version another process wrote, or
+    builds one, extending the previous version when there is one, and writes it for the
+    others. The swap is a single reference assignment: a search holds the index it
+    started with. While one thread updates, the others go on with the old index.
     """
 
-    def __init__(self, loader, tokenizer: Tokenizer | None = None, params: Bm25Params = Bm25Params()):
+    def __init__(
+        self,
+        loader,
+        tokenizer: Tokenizer | None = None,
+        params: Bm25Params = Bm25Params(),
+        index_dir: Path | None | str = "auto",
+    ):
         # loader: an object with revision() -> int and papers() -> Iterable[IndexedPaper]
         self.loader = loader
         self.tokenizer = tokenizer or Tokenizer()
         self.params = params
+        if index_dir == "auto":
+            db = getattr(loader, "db", None)
+            index_dir = default_index_dir(db.url) if db is not None else None
+        self.store = IndexStore(Path(index_dir)) if index_dir is not None else None
+        self.fingerprint = fingerprint(self.tokenizer, params)
         self._index: SearchIndex | None = None
         self._lock = threading.Lock()
 
@@ -253,7 +272,70 @@ class SearchService:
         index = self._index
         if index is not None and index.revision == revision:
             return index
-        with self._lock:
+        # Nobody waits behind an update while there is an index to serve.
+        if not self._lock.acquire(blocking=index is None):
+            assert index is not None
+            return index
+        try:
             if self._index is None or self._index.revision != revision:
-                self._index = SearchIndex(revision, self.tokenizer, self.loader.papers(), self.params)
+                self._index = self._index_for(revision)
             return self._index
+        finally:
+            self._lock.release()
+
+    def _index_for(self, revision: int) -> SearchIndex:
+        if self.store is None:
+            return self._build(revision, self._index)
+        stored = self.store.current()
+        if self._matches(stored, revision):
+            return self._load(stored)
+        with self.store.building():
+            stored = self.store.current()  # another process may have built it meanwhile
+            if self._matches(stored, revision):
+                return self._load(stored)
+            previous = self._index
+            if (
+                previous is None
+                and stored is not None
+                and stored.meta.get("fingerprint") == self.fingerprint
+            ):
+                previous = self._load(stored)
+            revision = self.loader.revision()
+            index = self._build(revision, previous)
+            meta = {"revision": revision, "fingerprint": self.fingerprint, "papers": len(index),
+                    "stamp": self._stamp()}
+            # Serve from the mapped files: the page cache is shared between processes.
+            return self._load(self.store.save(index.content.arrays(), meta))
+
+    def _matches(self, stored: StoredVersion | None, revision: int) -> bool:
+        return (
+            stored is not None
+            and stored.revision == revision
+            and stored.meta.get("fingerprint") == self.fingerprint
+            and stored.meta.get("stamp") == self._stamp()
+        )
+
+    def _stamp(self) -> str | None:
+        """The corpus's identity at this revision, where the loader can tell it."""
+        stamp = getattr(self.loader, "stamp", None)
+        return stamp() if stamp is not None else None
+
+    def _load(self, stored: StoredVersion) -> SearchIndex:
+        content = IndexContent.from_arrays(stored.load(), self.params)
+        return SearchIndex(stored.revision, self.tokenizer, content)
+
+    def _build(self, revision: int, previous: SearchIndex | None) -> SearchIndex:
+        started = time.perf_counter()
+        content = IndexContent.build(
+            self.loader.papers(),
+            self.tokenizer,
+            self.params,
+            previous.content if previous else None,
+        )
+        log.info(
+            "search index: %d papers at revision %d in %.1f s",
+            content.doc_count,
+            revision,
+            time.perf_counter() - started,
+        )
+        return SearchIndex(revision, self.tokenizer, content)

@@ -35,6 +35,8 @@ _TERM = re.compile(r"[0-9a-z]+(?:-[0-9a-z]+)*")
 
 def fold(text: str) -> str:
     """Unicode-normalise, drop accents, lowercase: "Lähner" -> "lahner"."""
+    if text.isascii():  # most abstracts: normalisation would change nothing, and costs most
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     return unicodedata.normalize("NFKC", stripped).casefold()

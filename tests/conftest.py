@@ -37,6 +37,20 @@ SEED_FILES = {
 SEED_COUNTS = {"openreview": 860, "poster-session": 135, "trending": 58, "topic-abstracts": 17, "blog-review": 21}
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_index_cache(tmp_path_factory):
+    """PostgreSQL databases keep their search index under $XDG_CACHE_HOME; every test
+    database is new, so point that at this run's temporary directory (inherited by the
+    subprocesses tests start) instead of filling the user's cache."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
 @pytest.fixture(scope="session")
 def postgres_admin():
     """An AUTOCOMMIT engine on the server's maintenance database, or a skip/failure."""

@@ -38,7 +38,9 @@ def test_a_loosely_typed_title_finds_that_paper_first(seeded):
 def test_filters_narrow_the_results(seeded):
     library, search, _core = seeded
     index = search.current()
-    papers = library.get_many(h.paper_id for h in index.search(Query.parse("learning track:oral"), 50))
+    papers = library.get_many(
+        h.paper_id for h in index.search(Query.parse("learning track:oral"), 50)
+    )
     assert papers and all(p.track == "Oral" for p in papers.values())
     hits = index.search(Query.parse('graph author:"Bohang Zhang"'), 10)
     assert [library.get_many([h.paper_id])[h.paper_id].title for h in hits] == [
@@ -46,7 +48,9 @@ def test_filters_narrow_the_results(seeded):
     ]
     hits = index.search(Query.parse("learning in:trending"), 100)
     assert 0 < len(hits) <= SEED_COUNTS["trending"]
-    assert all("trending" in p.collections for p in library.get_many(h.paper_id for h in hits).values())
+    assert all(
+        "trending" in p.collections for p in library.get_many(h.paper_id for h in hits).values()
+    )
     tagged = index.search(Query.parse('tag:"continual learning"'), 10)
     assert len(tagged) == 3
     assert index.search(Query.parse("learning author:nobodyatall"), 10) == []
@@ -65,7 +69,11 @@ def test_query_parsing():
 def test_search_reply_has_cards_with_matched_terms_and_snippet(seeded):
     _library, _search, core = seeded
 
-    incoming = Incoming(ChannelRef("console", "local", "t"), UserRef("console", "u"), "search neural tangent kernel backdoor")
+    incoming = Incoming(
+        ChannelRef("console", "local", "t"),
+        UserRef("console", "u"),
+        "search neural tangent kernel backdoor",
+    )
     reply = core.handle(incoming)
     assert reply.ok and reply.cards
     top = reply.cards[0]
@@ -91,5 +99,8 @@ def test_similar_papers_share_the_topic_and_exclude_the_paper(seeded):
     source = hits[0].paper_id
     similar = index.similar(source, 5)
     assert len(similar) == 5 and source not in {h.paper_id for h in similar}
-    texts = [(p.title + " " + p.abstract).lower() for p in library.get_many(h.paper_id for h in similar).values()]
+    texts = [
+        (p.title + " " + p.abstract).lower()
+        for p in library.get_many(h.paper_id for h in similar).values()
+    ]
     assert sum("forget" in t or "continual" in t for t in texts) >= 4
