@@ -69,7 +69,6 @@ def test_a_tiny_run_measures_each_engine_in_its_own_process(tmp_path):
 
 
 def test_the_command_writes_json_and_a_picture(tmp_path):
-    pytest.importorskip("matplotlib")
     result = paperclub(
         "bench",
         "--sizes",
