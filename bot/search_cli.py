@@ -66,6 +66,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.work_dir:  # a named scratch place may not exist yet
+        Path(args.work_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="paperclub-bench-", dir=args.work_dir) as work:
         results = run_bench(
             sizes,

@@ -81,6 +81,8 @@ def test_the_command_writes_json_and_a_picture(tmp_path):
         "20",
         "--out",
         str(tmp_path / "out"),
+        "--work-dir",
+        str(tmp_path / "not" / "yet"),  # created on demand
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
