@@ -112,11 +112,6 @@ class Channels:
                 )
             )
 
-    def posted_paper_ids(self, channel_id: int) -> set[int]:
-        """Every paper sent or being sent here: none of them may be picked again."""
-        with self.db.session() as session:
-            return set(session.scalars(select(Post.paper_id).where(Post.channel_id == channel_id)))
-
     def forget_post(self, post_id: int) -> None:
         with self.db.session() as session:
             session.execute(delete(Post).where(Post.id == post_id))

@@ -264,7 +264,7 @@ def _conflicting_ids(a: dict[str, str], b: dict[str, str]) -> bool:
 
 
 def _merge_records(into: PaperRecord, other: PaperRecord) -> None:
-    for name in ("abstract", "url", "track", "presentation", "award", "venue", "year"):
+    for name in _FIELDS:
         if not getattr(into, name) and getattr(other, name):
             setattr(into, name, getattr(other, name))
     into.authors = into.authors or other.authors

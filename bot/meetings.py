@@ -76,7 +76,7 @@ class Meetings:
             row = session.get(MeetingPlan, channel_id)
             if row is None:
                 return None
-            return Plan(row.weekday, time.fromisoformat(row.local_time), row.timezone, row.enabled)
+            return _plan_of(row)
 
     def set_plan(self, channel_id: int, plan: Plan) -> None:
         with self.db.session() as session:
@@ -277,10 +277,11 @@ class Meetings:
             query = select(MeetingPlan).where(MeetingPlan.enabled.is_(True))
             if channel_ids is not None:
                 query = query.where(MeetingPlan.channel_id.in_(channel_ids))
-            return {
-                r.channel_id: Plan(r.weekday, time.fromisoformat(r.local_time), r.timezone, r.enabled)
-                for r in session.scalars(query)
-            }
+            return {row.channel_id: _plan_of(row) for row in session.scalars(query)}
+
+
+def _plan_of(row: MeetingPlan) -> Plan:
+    return Plan(row.weekday, time.fromisoformat(row.local_time), row.timezone, row.enabled)
 
 
 def _presented(session, channel_id: int, condition) -> dict[str, tuple[int, datetime]]:

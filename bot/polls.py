@@ -177,9 +177,13 @@ class Polls:
             )
             session.delete(poll)
 
-    def due(self, now: datetime) -> list[int]:
+    def due(self, now: datetime) -> list[tuple[int, int]]:
+        """(poll id, channel id) of the open polls whose deadline has passed."""
         with self.db.session() as session:
-            return list(session.scalars(select(Poll.id).where(Poll.state == "open", Poll.closes_at <= now)))
+            rows = session.execute(
+                select(Poll.id, Poll.channel_id).where(Poll.state == "open", Poll.closes_at <= now)
+            ).all()
+        return [(poll_id, channel_id) for poll_id, channel_id in rows]
 
     # --- queue ----------------------------------------------------------------------
 

@@ -214,10 +214,9 @@ class VoteCommands:
         platforms = set(platforms)
         closed = []
         due = self.polls.due(now)
-        channels = self.channels.by_ids([p.channel_id for p in (self.polls.get(i) for i in due) if p])
-        for poll_id in due:
-            poll = self.polls.get(poll_id)
-            channel = channels.get(poll.channel_id) if poll else None
+        channels = self.channels.by_ids([channel_id for _, channel_id in due])
+        for poll_id, channel_id in due:
+            channel = channels.get(channel_id)
             if channel is None or channel.ref.platform not in platforms:
                 continue
             result = self.polls.close(poll_id, now)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from sqlalchemy import case, delete, func, select
 from sqlalchemy.orm import Session
@@ -141,6 +141,3 @@ def _upsert(session: Session, row: dict) -> None:
         )
     )
 
-
-def days_ago(now: datetime, days: int) -> datetime:
-    return now - timedelta(days=days)
