@@ -341,3 +341,34 @@ class PaperNote(Base):
     user_id: Mapped[str] = mapped_column(String(100))
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Feed(Base):
+    """A corpus source fetched on a schedule (`paperclub feed add`): the feed at `url`
+    is imported into `collection` whenever `cron` (five fields, UTC) fires."""
+
+    __tablename__ = "feeds"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    collection: Mapped[str] = mapped_column(String(200), unique=True)
+    url: Mapped[str] = mapped_column(Text)
+    cron: Mapped[str] = mapped_column(String(100))
+    format: Mapped[str | None] = mapped_column(String(40))
+    enabled: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_run_at: Mapped[datetime | None]
+    last_status: Mapped[str | None] = mapped_column(String(20))  # "ok" or "failed"
+    last_message: Mapped[str | None] = mapped_column(Text)
+
+
+class Heartbeat(Base):
+    """The last time a named loop ran (the scheduler's tick), and where: what /healthz
+    reports, from whichever process serves it."""
+
+    __tablename__ = "heartbeats"
+
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    at: Mapped[datetime]
+    host: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int]
+    detail: Mapped[str] = mapped_column(Text, default="")
