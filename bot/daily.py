@@ -6,7 +6,9 @@ reserve the paper (a posts row, unique per channel and paper), deliver, and reco
 message reference. Two replicas, a restart or a retried tick therefore make one post.
 A claim whose delivery failed is retried by a later tick within the catch-up grace;
 one that was being sent when its process died is left alone (it may have gone out),
-and says so in the log.
+and says so in the log. Each claim is marked "sending" just before its own delivery and
+finished just after, so a process that stops (SIGTERM: `stopping()` turns true) or dies
+between two deliveries leaves only the untouched claims, which the next tick takes.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from bot.channels import Channels, ChannelSettings
 from bot.library import Library
-from bot.messages import ChannelRef, Reply
+from bot.messages import ChannelRef, DeliveryRefused, Reply
 from bot.picks import Pick, Picker
 from bot.post_replies import PostReplies, nothing_left_reply
 from bot.search import SearchIndex, SearchService
@@ -47,6 +49,7 @@ class TickReport:
     empty: list[ChannelRef] = field(default_factory=list)
     failed: list[tuple[ChannelRef, str]] = field(default_factory=list)
     skipped: list[tuple[ChannelRef, date]] = field(default_factory=list)
+    released: int = 0  # due posts left unsent because the process was stopping
     polls_closed: int = 0
     reminders: int = 0
 
@@ -83,15 +86,24 @@ class DailyPosts:
 
     # --- the tick -------------------------------------------------------------------
 
-    def tick(self, now: datetime, deliver: Deliver, platforms: Iterable[str]) -> TickReport:
-        """Post every due pick for channels on `platforms` (those we can deliver to)."""
+    def tick(
+        self,
+        now: datetime,
+        deliver: Deliver,
+        platforms: Iterable[str],
+        stopping: Callable[[], bool] = lambda: False,
+    ) -> TickReport:
+        """Post every due pick for channels on `platforms` (those we can deliver to).
+        Once `stopping()` is true no further post starts; the rest stay due."""
         platforms = set(platforms)
         report = TickReport()
         due, missed = self._due(now, platforms)
         self._skip(missed, now, report)
         for start in range(0, len(due), BATCH):
+            if stopping():
+                break
             jobs = self._claim(due[start : start + BATCH], now)
-            self._run(jobs, now, deliver, report)
+            self._run(jobs, now, deliver, report, stopping)
         return report
 
     def _due(self, now: datetime, platforms: set[str]):
@@ -148,46 +160,71 @@ class DailyPosts:
             update(Claim)
             .where(
                 tuple_(Claim.channel_id, Claim.local_date).in_(keys),
-                or_(Claim.state == "failed", and_(Claim.state == "claimed", Claim.claimed_at < now - CLAIM_LEASE)),
+                or_(
+                    Claim.state.in_(("failed", "released")),
+                    and_(Claim.state == "claimed", Claim.claimed_at < now - CLAIM_LEASE),
+                ),
             )
             .values(state="claimed", attempts=Claim.attempts + 1, claimed_at=now, updated_at=utcnow())
             .returning(Claim.channel_id)
         )
         return set(result.scalars())
 
-    def _run(self, jobs: list[_Job], now: datetime, deliver: Deliver, report: TickReport) -> None:
+    def _run(
+        self, jobs: list[_Job], now: datetime, deliver: Deliver, report: TickReport, stopping: Callable[[], bool]
+    ) -> None:
         if not jobs:
             return
         index = self.search.current()
         self._reserve_batch(index, jobs, now)
-        self._mark_sending([j.claim_id for j in jobs])
         papers = self.library.get_many(j.pick.paper_id for j in jobs if j.pick)
-        outcomes: list[tuple[_Job, str, str | None]] = []
-        for job in jobs:
+        for position, job in enumerate(jobs):
+            if stopping():
+                self._release(jobs[position:])
+                report.released += len(jobs) - position
+                log.info("stopping: %d due posts left for the next tick", len(jobs) - position)
+                return
             if job.pick is None:
                 reply = nothing_left_reply()
             else:
                 reply = self.replies.post(job.channel, papers[job.pick.paper_id], job.pick, job.day, job.post_id)
                 job.reason = reply.cards[0].reason
+            self._mark_sending(job.claim_id)
             try:
                 ref = deliver(job.channel.ref, reply)
             except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later
-                log.exception("posting to %s failed", job.channel.ref.key())
-                outcomes.append((job, "failed", str(problem)))
+                if isinstance(problem, DeliveryRefused | OSError):
+                    log.warning("posting to %s failed: %s", job.channel.ref.key(), problem)
+                else:  # a bug in our own code: the traceback is how it gets found
+                    log.exception("posting to %s failed", job.channel.ref.key())
+                self._finish(job, "failed", str(problem), now)
                 report.failed.append((job.channel.ref, str(problem)))
                 continue
             if job.pick is None:
-                outcomes.append((job, "empty", None))
+                self._finish(job, "empty", None, now)
                 report.empty.append(job.channel.ref)
             else:
-                outcomes.append((job, "posted", ref))
+                self._finish(job, "posted", ref, now)
                 report.posted.append((job.channel.ref, job.pick.paper_id))
-        self._finish(outcomes, now)
+                log.info("posted paper %d to %s", job.pick.paper_id, job.channel.ref.key())
 
-    def _mark_sending(self, claim_ids: list[int]) -> None:
-        """From here a claim is never taken over by lease: its post may be out already."""
+    def _mark_sending(self, claim_id: int) -> None:
+        """From here the claim is never taken over by lease: its post may be out already."""
         with self.db.session() as session:
-            session.execute(update(Claim).where(Claim.id.in_(claim_ids)).values(state="sending", updated_at=utcnow()))
+            session.execute(update(Claim).where(Claim.id == claim_id).values(state="sending", updated_at=utcnow()))
+
+    def _release(self, jobs: list[_Job]) -> None:
+        """Give back claims whose post never started: their reserved papers return to the
+        pool, and the next tick (in this process or the next) takes the claims at once."""
+        with self.db.session() as session:
+            post_ids = [j.post_id for j in jobs if j.post_id is not None]
+            if post_ids:
+                session.execute(delete(Post).where(Post.id.in_(post_ids), Post.state == "sending"))
+            session.execute(
+                update(Claim)
+                .where(Claim.id.in_([j.claim_id for j in jobs]))
+                .values(state="released", post_id=None, updated_at=utcnow())
+            )
 
     def histories(self, channel_ids: list[int]) -> dict[int, tuple[set[int], list[str]]]:
         """Per channel: every paper it has (or is sending), and its latest titles first."""
@@ -270,28 +307,28 @@ class DailyPosts:
                 excluded = excluded | {pick.paper_id}
         return None, None
 
-    def _finish(self, outcomes: list[tuple[_Job, str, str | None]], now: datetime) -> None:
+    def _finish(self, job: _Job, state: str, detail: str | None, now: datetime) -> None:
+        """Record one delivery at once, so a later crash cannot lose its message ref."""
+        posted = state == "posted"
         with self.db.session() as session:
-            for job, state, detail in outcomes:
-                posted = state == "posted"
-                if job.post_id is not None and posted:
-                    session.execute(
-                        update(Post)
-                        .where(Post.id == job.post_id)
-                        .values(state="sent", message_ref=detail, posted_at=now, reason=job.reason)
-                    )
-                elif job.post_id is not None:
-                    session.execute(delete(Post).where(Post.id == job.post_id))
+            if job.post_id is not None and posted:
                 session.execute(
-                    update(Claim)
-                    .where(Claim.id == job.claim_id)
-                    .values(
-                        state=state,
-                        post_id=job.post_id if posted else None,
-                        error=detail if state == "failed" else None,
-                        updated_at=utcnow(),
-                    )
+                    update(Post)
+                    .where(Post.id == job.post_id)
+                    .values(state="sent", message_ref=detail, posted_at=now, reason=job.reason)
                 )
+            elif job.post_id is not None:
+                session.execute(delete(Post).where(Post.id == job.post_id))
+            session.execute(
+                update(Claim)
+                .where(Claim.id == job.claim_id)
+                .values(
+                    state=state,
+                    post_id=job.post_id if posted else None,
+                    error=detail if state == "failed" else None,
+                    updated_at=utcnow(),
+                )
+            )
 
     # --- manual picks and replies -------------------------------------------------------
 

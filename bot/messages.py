@@ -89,3 +89,10 @@ class Reply:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class DeliveryRefused(Exception):
+    """A post that did not go out for a reason the platform gave (no access to the
+    channel, rate limits, the service down). Adapters raise it so the core can record the
+    failure and retry next tick, logging the reason without a traceback: it is an
+    operational event, not a bug."""

@@ -165,7 +165,8 @@ class Claim(Base):
     Inserted with ON CONFLICT DO NOTHING before anything is picked: only the process
     whose insert landed goes on, which keeps the paper of the day exactly-once across
     replicas, restarts and retried ticks. States: claimed -> sending -> posted | failed
-    (retried within the grace) | empty (nothing left to pick) | skipped.
+    (retried within the grace) | empty (nothing left to pick) | skipped; claimed ->
+    released when the process stopped before sending (taken again by the next tick).
     """
 
     __tablename__ = "claims"

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from adapters.console import ConsoleSession
 from bot.app import build_services
-from bot.messages import ChannelRef, Reply
+from bot.messages import ChannelRef, DeliveryRefused, Reply
 from store.models import Claim, Post
 
 UTC = timezone.utc
@@ -108,6 +108,84 @@ def test_a_failed_post_is_retried_within_the_grace_and_never_doubled(seeded_copy
     with services.db.session() as s:
         claim = s.scalars(select(Claim)).one()
         assert (claim.state, claim.attempts) == ("posted", 2)
+
+
+@pytest.mark.parametrize("error, traceback", [
+    (DeliveryRefused("Slack refused: channel_not_found"), False),  # the platform said no
+    (ConnectionError("platform unreachable"), False),
+    (TypeError("a bug in a renderer"), True),  # ours: the traceback is how it gets fixed
+])
+def test_a_refused_post_is_a_warning_and_a_bug_is_a_traceback(seeded_copy, caplog, error, traceback):
+    services = build_services(seeded_copy)
+    manager(services, "refused").send("schedule 09:00 UTC daily")
+
+    def deliver(channel, reply):
+        raise error
+
+    with caplog.at_level(logging.WARNING, logger="bot.daily"):
+        report = services.daily.tick(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), deliver, ["console"])
+    assert report.failed == [(ChannelRef("console", "local", "refused"), str(error))]
+    assert "posting to console:local:refused failed" in caplog.text
+    assert ("Traceback" in caplog.text) is traceback
+    assert _claims(services) == {"refused": "failed"}  # retried by the next tick
+
+
+def _claims(services) -> dict[str, str]:
+    with services.db.session() as s:
+        rows = s.execute(select(Claim.channel_id, Claim.state)).all()
+    names = {c.id: c.ref.channel for c in services.channels.scheduled()}
+    return {names[channel_id]: state for channel_id, state in rows}
+
+
+def test_a_stopping_process_finishes_the_post_in_flight_and_leaves_the_rest_due(seeded_copy):
+    services = build_services(seeded_copy)
+    for name in ("a", "b", "c"):
+        manager(services, name).send("schedule 09:00 UTC daily")
+    recorder = Recorder()
+    stop = []
+
+    def deliver_then_stop(channel: ChannelRef, reply: Reply) -> str:
+        stop.append(True)  # SIGTERM arrives while the first post is being sent
+        return recorder(channel, reply)
+
+    at = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+    report = services.daily.tick(at, deliver_then_stop, ["console"], stopping=lambda: bool(stop))
+    assert len(report.posted) == 1 and report.released == 2
+    states = _claims(services)
+    assert sorted(states.values()) == ["posted", "released", "released"]
+    with services.db.session() as s:  # the released claims' papers went back to the pool
+        assert s.scalar(select(func.count(Post.id))) == 1
+    # The next process (or tick) takes the released claims at once, and only those.
+    again = recorder.tick(services, at + timedelta(minutes=1))
+    assert len(again.posted) == 2
+    assert sorted(c.channel for _, c, _ in recorder.posts) == ["a", "b", "c"]
+    assert set(_claims(services).values()) == {"posted"}
+
+
+def test_a_process_killed_mid_post_loses_only_that_post_never_doubles_it(seeded_copy):
+    services = build_services(seeded_copy)
+    for name in ("a", "b", "c"):
+        manager(services, name).send("schedule 09:00 UTC daily")
+    recorder = Recorder()
+
+    def killed_on_second(channel: ChannelRef, reply: Reply) -> str:
+        if len(recorder.posts) == 1:
+            raise SystemExit("SIGKILL")  # the process is gone: no bookkeeping at all
+        return recorder(channel, reply)
+
+    at = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+    with pytest.raises(SystemExit):
+        services.daily.tick(at, killed_on_second, ["console"])
+    states = _claims(services)
+    # The post out is recorded; the one in flight may have gone out: never retried;
+    # the one not started is still only claimed, and is taken over after the lease.
+    assert sorted(states.values()) == ["claimed", "posted", "sending"]
+    recorder.tick(services, at + timedelta(minutes=5))
+    assert len(recorder.posts) == 1  # within the lease: left alone
+    recorder.tick(services, at + timedelta(minutes=11))
+    assert len(recorder.posts) == 2
+    assert len({c.channel for _, c, _ in recorder.posts}) == 2
+    assert sorted(_claims(services).values()) == ["posted", "posted", "sending"]
 
 
 def test_nothing_left_says_so_once_and_posts_nothing_else(seeded_copy):
