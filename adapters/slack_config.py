@@ -1,19 +1,22 @@
 """Slack settings from the environment, and the app manifest filled in for a host.
 
-Secrets only ever come from the environment and are never logged; a setting that cannot
-be used is a `ConfigError` naming the variable and what to set instead.
+Secrets only ever come from the environment and are never logged (SecretStr fields); a
+setting that cannot be used is a `ConfigError`, one line per problem, naming the variable
+and what to set instead.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
-from bot.app import ConfigError
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import NoDecode
+
+from bot.settings import ConfigError, EnvSettings, environment, is_set
 
 EVENTS_PATH = "/slack/events"  # slash commands and button clicks
 INSTALL_PATH = "/slack/install"  # OAuth: where a workspace admin starts an install
@@ -24,62 +27,183 @@ DEFAULT_PORT = 3000
 MANIFEST = Path(__file__).resolve().parent / "slack_manifest.json"
 MANIFEST_PLACEHOLDER = "https://paperclub.example.org"
 
+# Any of these set means Slack is meant to run (PORT alone does not: hosts always set it).
+CREDENTIAL_VARIABLES = (
+    "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+    "SLACK_CLIENT_ID",
+    "SLACK_CLIENT_SECRET",
+)
+# The constructor's keyword names from before the secrets became SecretStr fields.
+_SECRET_FIELDS = {
+    "signing_secret": "slack_signing_secret",
+    "bot_token": "slack_bot_token",
+    "client_secret": "slack_client_secret",
+    "app_token": "slack_app_token",
+}
 
-@dataclass(frozen=True)
-class SlackSettings:
-    signing_secret: str
-    bot_token: str | None = None  # one workspace
-    client_id: str | None = None  # many workspaces, through OAuth
-    client_secret: str | None = None
-    app_token: str | None = None  # Socket Mode (development)
-    api_url: str = DEFAULT_API_URL
-    managers: frozenset[str] = frozenset()
-    port: int = DEFAULT_PORT
+
+class SlackSettings(EnvSettings):
+    """SLACK_* (and PORT, PAPERCLUB_SLACK_MANAGERS) from the environment.
+
+    The secrets are SecretStr fields; `signing_secret`, `bot_token`, `client_secret` and
+    `app_token` give their values as plain strings (the signing secret "" when unset,
+    the others None) for the code that hands them to Slack.
+    """
+
+    slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")
+    # One workspace: a bot token; many: OAuth (client id and secret); Socket Mode: app token.
+    slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
+    client_id: str | None = Field(None, validation_alias="SLACK_CLIENT_ID", repr=False)
+    slack_client_secret: SecretStr | None = Field(None, validation_alias="SLACK_CLIENT_SECRET")
+    slack_app_token: SecretStr | None = Field(None, validation_alias="SLACK_APP_TOKEN")
+    api_url: str = Field(DEFAULT_API_URL, validation_alias="SLACK_API_URL")
+    managers: Annotated[frozenset[str], NoDecode] = Field(
+        frozenset(), validation_alias="PAPERCLUB_SLACK_MANAGERS"
+    )
+    port: int = Field(DEFAULT_PORT, validation_alias="PORT")
+
+    def __init__(self, signing_secret: str | None = None, /, **values: Any):
+        # SlackSettings(secret, bot_token=...) as when this was a dataclass.
+        if signing_secret is not None:
+            values["slack_signing_secret"] = signing_secret
+        for old, new in _SECRET_FIELDS.items():
+            if old in values:
+                values[new] = values.pop(old)
+        super().__init__(**values)
+
+    @property
+    def signing_secret(self) -> str:
+        return _reveal(self.slack_signing_secret) or ""
+
+    @property
+    def bot_token(self) -> str | None:
+        return _reveal(self.slack_bot_token)
+
+    @property
+    def client_secret(self) -> str | None:
+        return _reveal(self.slack_client_secret)
+
+    @property
+    def app_token(self) -> str | None:
+        return _reveal(self.slack_app_token)
 
     @property
     def oauth(self) -> bool:
         return self.client_id is not None
 
+    def describe(self) -> str:
+        """How this app talks to Slack, for `paperclub config check` and start-up logs."""
+        mode = "OAuth (many workspaces)" if self.oauth else "one workspace (bot token)"
+        transport = "over Socket Mode" if self.app_token else f"over HTTP on port {self.port}"
+        return f"{mode}, {transport}"
+
+    @classmethod
+    def configured(cls, env: Mapping[str, str] | None = None) -> bool:
+        """Whether any Slack credential variable is set: Slack is meant to run."""
+        env = environment(env)
+        return any(is_set(env, name) for name in CREDENTIAL_VARIABLES)
+
+    @classmethod
+    def mentioned(cls, env: Mapping[str, str] | None = None) -> bool:
+        """Whether any Slack variable but PORT is set (a credential or not)."""
+        env = environment(env)
+        return any(is_set(env, name) for name in cls.variables() if name != "PORT")
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> SlackSettings:
-        env = os.environ if env is None else env
-
-        def value(name: str) -> str | None:
-            return env.get(name, "").strip() or None  # unset and empty alike
-
-        settings = cls(
-            signing_secret=value("SLACK_SIGNING_SECRET") or "",
-            bot_token=value("SLACK_BOT_TOKEN"),
-            client_id=value("SLACK_CLIENT_ID"),
-            client_secret=value("SLACK_CLIENT_SECRET"),
-            app_token=value("SLACK_APP_TOKEN"),
-            api_url=_api_url(value("SLACK_API_URL") or DEFAULT_API_URL),
-            managers=frozenset(
-                u.strip() for u in env.get("PAPERCLUB_SLACK_MANAGERS", "").split(",") if u.strip()
-            ),
-            port=_port(value("PORT")),
-        )
-        settings._check()
+        """The settings, or one ConfigError with a line per problem."""
+        present = environment(env)
+        settings, problems = None, []
+        try:
+            settings = super().from_env(present)
+        except ConfigError as problem:
+            problems = str(problem).splitlines()
+        problems = _credential_problems(*(name in present for name in _RULE_VARIABLES)) + problems
+        if problems:
+            raise ConfigError("\n".join(problems))
         return settings
 
     def _check(self) -> None:
-        if self.oauth == (self.bot_token is not None):
-            raise ConfigError(
-                "Slack credentials: set SLACK_BOT_TOKEN for one workspace, or SLACK_CLIENT_ID and "
-                "SLACK_CLIENT_SECRET to install in many through OAuth (one of the two, not both)"
-            )
-        if self.oauth and not self.client_secret:
-            raise ConfigError(
-                "SLACK_CLIENT_ID is set but SLACK_CLIENT_SECRET is not: set both for OAuth"
-            )
-        if self.app_token is None and not self.signing_secret:
-            raise ConfigError(
-                "SLACK_SIGNING_SECRET is not set: copy it from the app's Basic Information page"
-            )
-        if self.app_token is not None and not self.app_token.startswith("xapp-"):
-            raise ConfigError(
+        problems = _credential_problems(
+            self.bot_token is not None,
+            self.client_id is not None,
+            bool(self.client_secret),
+            bool(self.signing_secret),
+            self.app_token is not None,
+        )
+        if problems:
+            raise ConfigError("\n".join(problems))
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError(
                 "SLACK_APP_TOKEN must be an app-level token (xapp-...) with connections:write"
             )
+        return value
+
+    @field_validator("api_url", mode="before")
+    @classmethod
+    def _api_url(cls, value: Any) -> Any:
+        return _api_url(value) if isinstance(value, str) else value
+
+    @field_validator("managers", mode="before")
+    @classmethod
+    def _managers(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return frozenset(u.strip() for u in value.split(",") if u.strip())
+        return value
+
+    @field_validator("port", mode="before")
+    @classmethod
+    def _port(cls, value: Any) -> Any:
+        return _port(value) if isinstance(value, str) else value
+
+
+_RULE_VARIABLES = (
+    "SLACK_BOT_TOKEN",
+    "SLACK_CLIENT_ID",
+    "SLACK_CLIENT_SECRET",
+    "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+)
+
+
+def _credential_problems(
+    bot_token: bool, client_id: bool, client_secret: bool, signing_secret: bool, app_token: bool
+) -> list[str]:
+    """Which credentials go together, from which of them are set."""
+    problems = []
+    if client_id == bot_token:
+        problems.append(
+            "Slack credentials: set SLACK_BOT_TOKEN for one workspace, or SLACK_CLIENT_ID and "
+            "SLACK_CLIENT_SECRET to install in many through OAuth (one of the two, not both)"
+        )
+    if client_id and not client_secret:
+        problems.append(
+            "SLACK_CLIENT_ID is set but SLACK_CLIENT_SECRET is not: set both for OAuth"
+        )
+    if client_secret and not client_id:
+        problems.append(
+            "SLACK_CLIENT_SECRET is set but SLACK_CLIENT_ID is not: set both for OAuth"
+        )
+    if not app_token and not signing_secret:
+        problems.append(
+            "SLACK_SIGNING_SECRET is not set: copy it from the app's Basic Information page"
+        )
+    return problems
+
+
+def configured(env: Mapping[str, str] | None = None) -> bool:
+    """Whether any Slack credential variable is set."""
+    return SlackSettings.configured(env)
+
+
+def _reveal(secret: SecretStr | None) -> str | None:
+    return None if secret is None else secret.get_secret_value()
 
 
 def _api_url(url: str) -> str:

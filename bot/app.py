@@ -13,18 +13,15 @@ from datetime import datetime, timedelta, timezone
 
 from bot.channels import Channels
 from bot.core import PaperClub
-from bot.daily import DEFAULT_GRACE, DailyPosts
+from bot.daily import DailyPosts
 from bot.library import Library
 from bot.meetings import Meetings
 from bot.picks import Picker
 from bot.polls import Polls
 from bot.search import SearchService
+from bot.settings import ConfigError, catchup_from_env  # noqa: F401  (ConfigError: re-exported)
 from bot.votes import Votes
 from store import Database, resolve_database_url
-
-
-class ConfigError(ValueError):
-    """A setting from the environment that cannot be used; the message names it."""
 
 
 @dataclass
@@ -46,16 +43,7 @@ def utc_now() -> datetime:
 
 def catchup_grace(env=os.environ) -> timedelta:
     """PAPERCLUB_CATCHUP: how late a missed post may still go out (e.g. 3h, 90m)."""
-    raw = env.get("PAPERCLUB_CATCHUP", "").strip().lower()
-    if not raw:
-        return DEFAULT_GRACE
-    units = {"h": 3600, "m": 60, "s": 1}
-    try:
-        if raw[-1] in units:
-            return timedelta(seconds=float(raw[:-1]) * units[raw[-1]])
-        return timedelta(hours=float(raw))
-    except ValueError:
-        raise ConfigError(f"PAPERCLUB_CATCHUP={raw!r} is not a duration: use e.g. 3h or 90m") from None
+    return catchup_from_env(env)
 
 
 def build_services(

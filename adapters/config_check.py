@@ -1,0 +1,181 @@
+"""`paperclub config check`, and the settings `paperclub serve` starts from.
+
+`check(env)` reports every variable paperclub reads, grouped, with its value (secrets
+masked: only that they are set and how long they are; a database URL without its
+password), the default where it is not set, which platforms are configured, and then every
+problem, one line each naming the variable and what is wrong. It works offline: nothing
+is connected to, but the database URL is parsed.
+
+`startup_settings(env, platforms)` is what the serve code calls: all the settings a
+process needs, or one ConfigError with a line per problem.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import NamedTuple
+
+from adapters.discord_config import DiscordSettings
+from adapters.slack_config import DEFAULT_API_URL as SLACK_API_URL
+from adapters.slack_config import DEFAULT_PORT, SlackSettings
+from bot.settings import (
+    DATABASE_VARIABLES,
+    DEFAULT_GRACE,
+    DEFAULT_TICK_SECONDS,
+    SECRET_VARIABLES,
+    ConfigError,
+    CoreSettings,
+    environment,
+    mask_secret,
+    mask_url,
+)
+from store.database import resolve_database_url
+
+PLATFORMS = ("slack", "discord")
+
+
+def _duration_text(value: timedelta) -> str:
+    seconds = int(value.total_seconds())
+    if seconds % 3600 == 0:
+        return f"{seconds // 3600}h"
+    if seconds % 60 == 0:
+        return f"{seconds // 60}m"
+    return f"{seconds}s"
+
+
+# What an unset variable means.
+DEFAULTS: dict[str, str] = {
+    "PAPERCLUB_TICK_SECONDS": f"{DEFAULT_TICK_SECONDS} seconds",
+    "PAPERCLUB_CATCHUP": _duration_text(DEFAULT_GRACE),
+    "PAPERCLUB_LOG_LEVEL": "INFO",
+    "PAPERCLUB_LOG_FORMAT": "text",
+    "SLACK_API_URL": SLACK_API_URL,
+    "PAPERCLUB_SLACK_MANAGERS": "none, workspace admins and owners only",
+    "PORT": str(DEFAULT_PORT),
+    "DISCORD_API_URL": "Discord's own",
+    "PAPERCLUB_DISCORD_SHARDS": "one gateway connection",
+}
+
+CORE_GROUPS = (
+    ("Database", DATABASE_VARIABLES),
+    ("Scheduler", ("PAPERCLUB_TICK_SECONDS", "PAPERCLUB_CATCHUP")),
+    ("Logging", ("PAPERCLUB_LOG_LEVEL", "PAPERCLUB_LOG_FORMAT")),
+)
+WIDTH = 30  # the variable-name column
+
+
+class Startup(NamedTuple):
+    core: CoreSettings
+    slack: SlackSettings | None
+    discord: DiscordSettings | None
+
+
+def startup_settings(env: Mapping[str, str] | None, platforms: Iterable[str]) -> Startup:
+    """The settings for a process serving `platforms` (any of "slack", "discord"), or
+    one ConfigError listing every problem, one per line.
+
+    A platform asked for without its credentials is a problem naming what to set. A
+    platform not asked for is read too when any of its variables is set (the scheduler
+    posts to every configured platform), so a half-configured one is a problem as well;
+    one with none of its variables set is None.
+    """
+    env = environment(env)
+    wanted = list(dict.fromkeys(platforms))
+    problems = [
+        f"{p!r} is not a platform: {' or '.join(PLATFORMS)}" for p in wanted if p not in PLATFORMS
+    ]
+    core = _read(CoreSettings, env, problems)
+    slack = discord = None
+    if "slack" in wanted or SlackSettings.mentioned(env):
+        slack = _read(SlackSettings, env, problems)
+    if "discord" in wanted or DiscordSettings.mentioned(env):
+        discord = _read(DiscordSettings, env, problems)
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return Startup(core, slack, discord)
+
+
+def _read(settings_cls, env: Mapping[str, str], problems: list[str]):
+    try:
+        return settings_cls.from_env(env)
+    except ConfigError as problem:
+        problems += str(problem).splitlines()
+        return None
+
+
+def check(env: Mapping[str, str]) -> tuple[str, int]:
+    """The report for `paperclub config check`, and its exit code: 0 if every setting
+    can be used, else 1. Not configuring Slack or Discord is fine (console use); setting
+    some of a platform's variables but not all it needs is a problem."""
+    env = environment(env)
+    problems: list[str] = []
+    lines = ["paperclub configuration (secrets masked)"]
+
+    core = _read(CoreSettings, env, problems)
+    for title, names in CORE_GROUPS:
+        lines += ["", title]
+        lines += [_row(name, env) for name in names]
+        if title == "Database":
+            lines.append(_row("→ in use", env, shown=_database_in_use(env, core)))
+
+    platforms: list[str] = []
+    for name, settings_cls, hint in (
+        ("Slack", SlackSettings, "set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET to run it"),
+        ("Discord", DiscordSettings, "set DISCORD_TOKEN to run it"),
+    ):
+        if settings_cls.mentioned(env):
+            settings = _read(settings_cls, env, problems)
+            status = settings.describe() if settings is not None else "not usable (see problems)"
+            if settings is not None:
+                platforms.append(name)
+        else:
+            status = f"not configured ({hint})"
+        lines += ["", f"{name}: {status}"]
+        lines += [_row(variable, env) for variable in settings_cls.variables()]
+
+    lines.append("")
+    if not platforms and not problems:
+        lines.append(
+            "Neither Slack nor Discord is configured: only the console commands "
+            "(paperclub search, paperclub console, ...) will run."
+        )
+    elif platforms:
+        lines.append(f"Ready to serve: {', '.join(platforms)}")
+    if problems:
+        lines.append(f"Problems ({len(problems)}):")
+        lines += [f"  {problem}" for problem in problems]
+    else:
+        lines.append("No problems found.")
+    return "\n".join(lines), 1 if problems else 0
+
+
+def _row(name: str, env: Mapping[str, str], shown: str | None = None) -> str:
+    if shown is None:
+        shown = _shown(name, env)
+    return f"  {name:<{WIDTH}}{shown}"
+
+
+def _shown(name: str, env: Mapping[str, str]) -> str:
+    value = env.get(name)
+    if value is None:
+        default = DEFAULTS.get(name)
+        return f"(not set: {default})" if default else "(not set)"
+    if name in SECRET_VARIABLES:
+        return mask_secret(value)
+    if name in DATABASE_VARIABLES:
+        return mask_url(value)
+    return value
+
+
+def _database_in_use(env: Mapping[str, str], core: CoreSettings | None) -> str:
+    if core is not None:
+        url = core.database_shown
+    else:
+        url = mask_url(resolve_database_url(env))
+    if not any(name in env for name in DATABASE_VARIABLES):
+        return f"{url} (the default)"
+    if all(name in env for name in DATABASE_VARIABLES):
+        return f"{url} (PAPERCLUB_DATABASE_URL wins over DATABASE_URL)"
+    return url if core is not None else f"{url} (unusable: see problems)"
+
