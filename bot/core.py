@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
+
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from bot.cards import card
 from bot.channel_commands import ChannelCommands
@@ -12,6 +15,7 @@ from bot.channels import Channels
 from bot.daily import DailyPosts, Deliver, TickReport
 from bot.grammar import Command, NotAllowed, UsageError, split_command, usage_reply
 from bot.library import Library
+from bot.logs import event
 from bot.meeting_commands import MeetingCommands
 from bot.meetings import Meetings
 from bot.messages import Incoming, Reply
@@ -24,6 +28,14 @@ log = logging.getLogger(__name__)
 
 SEARCH_RESULTS = 5
 SIMILAR_RESULTS = 5
+# What a member sees while the database is unreachable (a restart, a failover, a network
+# cut): the bot stays up, and the pool reconnects by itself once the database answers.
+DATABASE_DOWN = (
+    "paperclub cannot reach its database just now, so this did not go through. "
+    "Please try again in a minute."
+)
+# Errors that mean "the database is not answering", as opposed to a bug in a query.
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
 
 
 class PaperClub:
@@ -73,11 +85,17 @@ class PaperClub:
             ]
         }
 
-    def tick(self, now: datetime, deliver: Deliver, platforms: Iterable[str]) -> TickReport:
+    def tick(
+        self,
+        now: datetime,
+        deliver: Deliver,
+        platforms: Iterable[str],
+        stopping: Callable[[], bool] = lambda: False,
+    ) -> TickReport:
         """The scheduler's minute: due papers of the day, polls past their deadline,
-        meeting reminders."""
+        meeting reminders. Once `stopping()` is true no further paper of the day starts."""
         platforms = tuple(platforms)
-        report = self.daily.tick(now, deliver, platforms)
+        report = self.daily.tick(now, deliver, platforms, stopping)
         report.polls_closed = len(self.vote_commands.close_due(now, deliver, platforms))
         report.reminders = self.meeting_commands.send_reminders(now, deliver, platforms, self.daily.grace)
         return report
@@ -105,6 +123,23 @@ class PaperClub:
             self.vote_commands.polls.withdraw(reply.poll_id)
 
     def handle(self, incoming: Incoming) -> Reply:
+        """Answer one command; logs one line with the channel, command, outcome and time
+        (never the arguments: they are what a member typed)."""
+        started = time.perf_counter()
+        name = split_command(incoming.text)[0]
+        try:
+            reply = self._answer(incoming)
+        except DATABASE_UNAVAILABLE as problem:
+            log.warning("database unreachable while answering %s: %s", name or "help", type(problem).__name__)
+            reply = Reply(text=DATABASE_DOWN, ephemeral=True, ok=False)
+        event(
+            log, "command", channel=incoming.channel.key(), user=incoming.user.user_id,
+            command=name if name in self.commands else "unknown", ok=reply.ok,
+            ms=(time.perf_counter() - started) * 1000,
+        )
+        return reply
+
+    def _answer(self, incoming: Incoming) -> Reply:
         name, args = split_command(incoming.text)
         if not name:
             return self._help(incoming, "")

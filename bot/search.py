@@ -267,6 +267,10 @@ class SearchService:
         self._index: SearchIndex | None = None
         self._lock = threading.Lock()
 
+    def loaded(self) -> SearchIndex | None:
+        """The index this process serves now, without loading or building one."""
+        return self._index
+
     def current(self) -> SearchIndex:
         revision = self.loader.revision()
         index = self._index
