@@ -1,66 +1,130 @@
-"""The scheduler: one APScheduler job that runs the daily-post tick every minute.
+"""The scheduler: one APScheduler job that runs the core's tick every minute.
 
 One scheduler per deployment (APScheduler job stores must never be shared), and the
-claims in the database keep posts exactly-once even if that rule is broken.
+claims in the database keep posts exactly-once even if that rule is broken. The tick
+posts to every platform it has a delivery for, so one scheduler serves Slack and
+Discord alike, and writes a heartbeat that /healthz reports from any process.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from datetime import datetime
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.schedulers.base import BaseScheduler
-from apscheduler.schedulers.blocking import BlockingScheduler
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
 
-from bot.core import PaperClub
-from bot.daily import Deliver
+from bot.core import DATABASE_UNAVAILABLE, PaperClub
+from bot.daily import Deliver, TickReport
+from bot.heartbeats import SCHEDULER, Heartbeats
+from bot.logs import event
+from bot.messages import ChannelRef, Reply
 
 log = logging.getLogger(__name__)
 
 # A tick that starts up to 50 s late still runs (the claims make a late or doubled
 # tick harmless); missed ticks collapse into one; never two ticks at once.
 MISFIRE_GRACE_SECONDS = 50
+TICK_JOB = "paperclub-tick"
 
 
-def tick_job(core: PaperClub, clock: Callable[[], datetime], deliver: Deliver, platforms: Iterable[str]):
+class Deliveries:
+    """`Deliver` for several platforms: each post goes to its channel's platform."""
+
+    def __init__(self, by_platform: Mapping[str, Deliver]):
+        self.by_platform = dict(by_platform)
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        return tuple(self.by_platform)
+
+    def __call__(self, channel: ChannelRef, reply: Reply) -> str | None:
+        return self.by_platform[channel.platform](channel, reply)
+
+
+def tick_job(
+    core: PaperClub,
+    clock: Callable[[], datetime],
+    deliver: Deliver,
+    platforms: Iterable[str],
+    stop: threading.Event | None = None,
+    beats: Heartbeats | None = None,
+) -> Callable[[], None]:
+    """The job: one tick, never raising (APScheduler would log a traceback a minute
+    while the database is down); `stop` set means a shutdown: post nothing new."""
     platforms = tuple(platforms)
+    stop = stop or threading.Event()
 
     def run() -> None:
-        report = core.tick(clock(), deliver, platforms)
-        if report.posted or report.failed or report.skipped or report.empty or report.polls_closed:
-            log.info(
-                "tick: %d posted, %d empty, %d failed, %d skipped, %d polls closed",
-                len(report.posted), len(report.empty), len(report.failed), len(report.skipped),
-                report.polls_closed,
-            )
+        if stop.is_set():
+            return
+        started = time.perf_counter()
+        now = clock()
+        try:
+            report = core.tick(now, deliver, platforms, stopping=stop.is_set)
+            if beats is not None:
+                beats.beat(SCHEDULER, now, _summary(report))
+        except DATABASE_UNAVAILABLE as problem:
+            log.warning("tick skipped: the database is unreachable (%s); the next tick retries",
+                        type(problem).__name__)
+            return
+        except Exception:  # noqa: BLE001 - one bad tick must not stop the next
+            log.exception("tick failed; the next tick retries")
+            return
+        if report.posted or report.failed or report.skipped or report.empty or report.polls_closed \
+                or report.released or report.reminders:
+            event(log, "tick", **_counts(report), ms=(time.perf_counter() - started) * 1000)
 
     return run
 
 
-def add_tick(scheduler: BaseScheduler, job: Callable[[], None]) -> None:
+def _counts(report: TickReport) -> dict[str, int]:
+    return {
+        "posted": len(report.posted), "empty": len(report.empty), "failed": len(report.failed),
+        "skipped": len(report.skipped), "released": report.released, "polls_closed": report.polls_closed,
+        "reminders": report.reminders,
+    }
+
+
+def _summary(report: TickReport) -> str:
+    return " ".join(f"{k}={v}" for k, v in _counts(report).items() if v) or "nothing due"
+
+
+def tick_trigger(seconds: int = 60) -> BaseTrigger:
+    # Every minute on the minute, so "09:00" posts at 09:00:00; other periods (tests,
+    # demos) are plain intervals.
+    if seconds == 60:
+        return CronTrigger(second=0, timezone=timezone.utc)
+    return IntervalTrigger(seconds=seconds, timezone=timezone.utc)
+
+
+def add_tick(
+    scheduler: BaseScheduler, job: Callable[[], None], seconds: int = 60, run_now: bool = False
+) -> None:
+    """The tick job; with `run_now` the first tick runs at once, so a restarted process
+    catches up on what came due while it was down without waiting for the minute."""
     scheduler.add_job(
         job,
-        CronTrigger(second=0),  # the top of every minute, in UTC
-        id="paperclub-tick",
+        tick_trigger(seconds),
+        id=TICK_JOB,
         misfire_grace_time=MISFIRE_GRACE_SECONDS,
         coalesce=True,
         max_instances=1,
         replace_existing=True,
+        **({"next_run_time": datetime.now(timezone.utc)} if run_now else {}),
     )
 
 
-def start_background(job: Callable[[], None]) -> BackgroundScheduler:
-    """The scheduler in a thread, beside an adapter's own server or event loop."""
+def start_background(job: Callable[[], None], seconds: int = 60, run_now: bool = False) -> BackgroundScheduler:
+    """The scheduler in a thread, beside the adapters' servers and event loops."""
     scheduler = BackgroundScheduler(timezone="UTC")
-    add_tick(scheduler, job)
+    add_tick(scheduler, job, seconds, run_now)
     scheduler.start()
     return scheduler
 
-
-def run_forever(job: Callable[[], None]) -> None:
-    scheduler = BlockingScheduler(timezone="UTC")
-    add_tick(scheduler, job)
-    scheduler.start()
