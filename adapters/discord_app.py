@@ -1,30 +1,39 @@
-"""The Discord app: `paperclub serve discord` and `paperclub discord sync`.
+"""The Discord app: the client `paperclub serve` runs, and `paperclub discord sync`.
 
 The client carries the /paper command tree (discord_commands), answers interactions
-(discord_answers), registers the vote buttons so clicks survive restarts
-(discord_views), and, unless told not to, runs the scheduler's tick, whose posts go out
-on the client's event loop (discord_messages).
+(discord_answers) and registers the vote buttons so clicks survive restarts
+(discord_views). `DiscordRunner` runs it on an event loop of its own, beside the other
+parts of the serving process (adapters/runtime.py); the scheduler's posts go out on
+that loop (discord_messages).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
+import logging
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import discord
-from apscheduler.schedulers.background import BackgroundScheduler
 from discord import app_commands
 
 from adapters.discord_answers import Answers
 from adapters.discord_commands import PaperCommands
+from adapters.discord_config import DiscordSettings
+from adapters.discord_endpoint import use_api_url
 from adapters.discord_messages import ChannelLookup, DiscordDelivery, Messenger
 from adapters.discord_views import VoteButton
-from bot.app import ConfigError, Services, utc_now
+from bot.app import ConfigError
 from bot.core import PaperClub
-from bot.scheduler import start_background, tick_job
+from bot.logs import drop_expected
+from bot.messages import ChannelRef, Reply
+
+log = logging.getLogger(__name__)
+# paperclub never joins voice: discord.py's warnings about voice libraries say nothing.
+drop_expected(logging.getLogger("discord.client"), "PyNaCl is not installed", "davey is not installed")
+LOGIN_WAIT_SECONDS = 60.0  # how long a scheduled post waits for the client to log in
 
 # Exactly what the bot does: read and post in channels, embeds, a thread under each
 # post, messages in those threads, replies next to earlier messages.
@@ -42,8 +51,7 @@ INVITE_SCOPES = ("bot", "applications.commands")
 class _PaperClub:
     """What the paperclub client adds to discord.py's Client (or AutoShardedClient)."""
 
-    def __init__(self, core: PaperClub, *, scheduler: bool = False, channels: ChannelLookup | None = None,
-                 **options: Any):
+    def __init__(self, core: PaperClub, *, channels: ChannelLookup | None = None, **options: Any):
         # Slash commands and buttons need no privileged intent (no message content).
         # No mentions ever: replies echo what members typed, and must not ping @everyone.
         super().__init__(intents=discord.Intents.default(), allowed_mentions=discord.AllowedMentions.none(),
@@ -53,20 +61,9 @@ class _PaperClub:
         self.tree.add_command(PaperCommands())
         self.messenger = Messenger(core, channels or self)
         self.answers = Answers(core, self.messenger)
-        self.run_scheduler = scheduler
-        self.scheduler: BackgroundScheduler | None = None
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(VoteButton)
-        if self.run_scheduler:
-            delivery = DiscordDelivery(self.messenger, asyncio.get_running_loop())
-            self.scheduler = start_background(tick_job(self.core, utc_now, delivery, ["discord"]))
-
-    async def close(self) -> None:
-        if self.scheduler is not None:
-            # Not waiting: a tick in progress may be waiting for this very loop.
-            self.scheduler.shutdown(wait=False)
-        await super().close()
 
 
 class PaperClubClient(_PaperClub, discord.Client):
@@ -77,80 +74,80 @@ class ShardedPaperClubClient(_PaperClub, discord.AutoShardedClient):
     """Several shards in one process (PAPERCLUB_DISCORD_SHARDS)."""
 
 
-def build_client(core: PaperClub, scheduler: bool, shards: dict[str, Any] | None) -> discord.Client:
+def build_client(core: PaperClub, shards: dict[str, Any] | None) -> discord.Client:
     if shards is None:
-        return PaperClubClient(core, scheduler=scheduler)
-    return ShardedPaperClubClient(core, scheduler=scheduler, **shards)
+        return PaperClubClient(core)
+    return ShardedPaperClubClient(core, **shards)
 
 
-def shard_options(env: Mapping[str, str] = os.environ) -> dict[str, Any] | None:
-    """None for one connection; else the AutoShardedClient options.
+class DiscordRunner:
+    """The client on its own event loop, in a thread of the serving process.
 
-    PAPERCLUB_DISCORD_SHARDS: `auto` (Discord's recommended count) or a number N.
-    PAPERCLUB_DISCORD_SHARD_IDS: this process's share of the N shards (`0,1` or `0-3`),
-    to split one bot over several processes.
+    `deliver` is the scheduler's way in: it waits for the login, then posts on the
+    client's loop. A refused token stops the whole process through `on_exit` (restarting
+    in a loop would spend Discord's 1,000 logins a day and get the token reset).
     """
-    shards = env.get("PAPERCLUB_DISCORD_SHARDS", "").strip().lower()
-    ids = env.get("PAPERCLUB_DISCORD_SHARD_IDS", "").strip()
-    if ids and not shards.isdigit():
-        raise ConfigError("PAPERCLUB_DISCORD_SHARD_IDS needs PAPERCLUB_DISCORD_SHARDS set to the total number")
-    if not shards:
-        return None
-    if shards == "auto":
-        return {}
-    if not shards.isdigit() or int(shards) < 1:
-        raise ConfigError(f"PAPERCLUB_DISCORD_SHARDS={shards!r}: use auto or a number of shards, e.g. 4")
-    count = int(shards)
-    options: dict[str, Any] = {"shard_count": count}
-    if ids:
-        options["shard_ids"] = _shard_ids(ids, count)
-    return options
 
+    def __init__(self, core: PaperClub, token: str, shards: dict[str, Any] | None,
+                 on_exit: Callable[[str | None], None]):
+        self.client = build_client(core, shards)
+        self.token = token
+        self.on_exit = on_exit
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.logged_in = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="discord", daemon=True)
 
-def _shard_ids(text: str, count: int) -> list[int]:
-    chosen: list[int] = []
-    try:
-        for part in text.split(","):
-            first, _, last = part.strip().partition("-")
-            chosen += range(int(first), int(last or first) + 1)
-    except ValueError:
-        raise ConfigError(f"PAPERCLUB_DISCORD_SHARD_IDS={text!r}: use numbers like 0,1 or a range like 0-3") from None
-    if not chosen or any(not 0 <= i < count for i in chosen):
-        raise ConfigError(f"PAPERCLUB_DISCORD_SHARD_IDS={text!r}: shard ids run from 0 to {count - 1}")
-    return sorted(set(chosen))
+    def start(self) -> None:
+        self._thread.start()
 
+    def _run(self) -> None:
+        problem: str | None = None
+        try:
+            asyncio.run(self._main())
+        except discord.LoginFailure:
+            problem = "Discord refused DISCORD_TOKEN; copy a fresh token from the Developer Portal"
+        except Exception as error:  # noqa: BLE001 - whatever ended the gateway ends the process
+            log.exception("the Discord client stopped")
+            problem = f"the Discord client stopped: {error}"
+        self.on_exit(problem)
 
-def _token() -> str | None:
-    token = os.environ.get("DISCORD_TOKEN", "").strip()
-    if not token:
-        print("error: set DISCORD_TOKEN to the bot token (Developer Portal > your app > Bot)", file=sys.stderr)
-    return token or None
+    async def _main(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        async with self.client:
+            await self.client.login(self.token)
+            self.logged_in.set()
+            await self.client.connect()
 
+    def deliver(self, channel: ChannelRef, reply: Reply) -> str:
+        if not self.logged_in.wait(LOGIN_WAIT_SECONDS) or self.loop is None:
+            raise ConnectionError("the Discord client has not logged in yet")
+        return DiscordDelivery(self.client.messenger, self.loop)(channel, reply)
 
-def serve(services: Services, scheduler: bool) -> int:
-    """Run the bot until stopped. A refused token ends the process: restarting in a loop
-    would spend Discord's 1,000 logins a day and get the token reset."""
-    token = _token()
-    if token is None:
-        return 2
-    client = build_client(services.core, scheduler, shard_options())
-    try:
-        client.run(token, log_handler=None)  # `paperclub serve` has configured logging
-    except discord.LoginFailure:
-        print("error: Discord refused DISCORD_TOKEN; copy a fresh token from the Developer Portal",
-              file=sys.stderr)
-        return 1
-    return 0
+    def stop(self, timeout: float) -> None:
+        loop = self.loop
+        if loop is not None and not loop.is_closed() and self._thread.is_alive():
+            try:
+                asyncio.run_coroutine_threadsafe(self.client.close(), loop).result(timeout)
+            except Exception as problem:  # noqa: BLE001 - stopping anyway
+                log.warning("closing the Discord client: %s", problem)
+        self._thread.join(timeout)
 
 
 def sync(guild: int | None) -> int:
     """Register /paper with Discord: in one guild (instant), or globally (slow to
     appear, and rate-limited: run it when the commands change, not on every start)."""
-    token = _token()
-    if token is None:
+    try:
+        settings = DiscordSettings.from_env()
+    except ConfigError as problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_sync(token, guild))
+        if settings.api_url:
+            use_api_url(settings.api_url)
+        return asyncio.run(_sync(settings.token, guild))
+    except ConfigError as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     except discord.LoginFailure:
         print("error: Discord refused DISCORD_TOKEN", file=sys.stderr)
     except discord.HTTPException as problem:

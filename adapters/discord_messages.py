@@ -15,7 +15,7 @@ import discord
 
 from adapters.discord_embeds import outgoing, thread_name
 from bot.core import PaperClub
-from bot.messages import ChannelRef, Reply
+from bot.messages import ChannelRef, DeliveryRefused, Reply
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +116,8 @@ class DiscordDelivery:
         future = asyncio.run_coroutine_threadsafe(self.messenger.post(int(channel.channel), reply), self.loop)
         try:
             return future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
+        except discord.HTTPException as problem:
+            raise DeliveryRefused(f"Discord refused: {problem.status} {problem.text or problem}") from problem
         except TimeoutError:
             # A loop that stopped answering: give up so the tick can record a failure
             # instead of hanging the scheduler thread.

@@ -4,14 +4,16 @@ It translates and nothing else: a slash command or a click becomes an `Incoming`
 core answers with a `Reply`, and the reply is rendered (adapters/slack_blocks.py) and
 sent the way Slack needs it. Most commands are answered inside the 3-second ack itself;
 those whose answer is a channel post or edits one are acked at once and answered by a
-bolt lazy listener. `paperclub serve slack` runs it over HTTP (waitress, a production
-WSGI server) or, with SLACK_APP_TOKEN, over Socket Mode for development.
+bolt lazy listener. `SlackServer` runs it in `paperclub serve` (adapters/runtime.py)
+over HTTP (waitress, a production WSGI server) or, with SLACK_APP_TOKEN, over Socket
+Mode for development.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
@@ -37,11 +39,11 @@ from adapters.slack_config import (
     bot_scopes,
     manifest,
 )
-from bot.app import ConfigError, Services, utc_now
+from bot.app import ConfigError, Services
 from bot.core import PaperClub
 from bot.grammar import split_command
-from bot.messages import ChannelRef, Incoming, Reply, UserRef
-from bot.scheduler import start_background, tick_job
+from bot.logs import drop_expected
+from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 
 # `manifest` is here for `paperclub slack manifest`, beside `serve`.
 __all__ = [
@@ -49,10 +51,11 @@ __all__ = [
     "Managers",
     "SlackDelivery",
     "SlackListeners",
+    "SlackServer",
+    "bot_clients",
     "build_app",
     "command_text",
     "manifest",
-    "serve",
     "web_client",
 ]
 
@@ -299,13 +302,27 @@ class SlackDelivery:
         # `open_thread` needs nothing here: in Slack a message's thread is its discussion.
         thread = {"thread_ts": reply.reply_to} if reply.reply_to else {}
         client = self.clients(channel.workspace)
-        posted = client.chat_postMessage(
-            channel=channel.channel, unfurl_links=False, **thread, **message(reply)
-        )
+        try:
+            posted = client.chat_postMessage(
+                channel=channel.channel, unfurl_links=False, **thread, **message(reply)
+            )
+        except SlackApiError as problem:
+            raise DeliveryRefused(f"Slack refused: {_error(problem)}") from problem
         return posted["ts"]
 
 
 # --- the app and the server -----------------------------------------------------------------
+
+
+def bot_clients(services: Services, settings: SlackSettings) -> BotClients:
+    """The clients the bot posts with: the one bot token, or OAuth installations."""
+    if settings.oauth:
+        installations = SQLAlchemyInstallationStore(
+            client_id=settings.client_id, engine=services.db.engine
+        )
+        installations.create_tables()
+        return BotClients(settings.api_url, installations=installations)
+    return BotClients(settings.api_url, token=settings.bot_token)
 
 
 def build_app(
@@ -320,14 +337,11 @@ def build_app(
         "logger": _bolt_logger(),
         "listener_executor": executor,
     }
+    clients = bot_clients(services, settings)
     if settings.oauth:
-        installations = SQLAlchemyInstallationStore(
-            client_id=settings.client_id, engine=services.db.engine
-        )
         states = SQLAlchemyOAuthStateStore(
             expiration_seconds=OAUTH_STATE_SECONDS, engine=services.db.engine
         )
-        installations.create_tables()
         states.create_tables()
         oauth = OAuthSettings(
             client_id=settings.client_id,
@@ -335,17 +349,15 @@ def build_app(
             scopes=bot_scopes(),
             install_path=INSTALL_PATH,
             redirect_uri_path=REDIRECT_PATH,
-            installation_store=installations,
+            installation_store=clients.installations,
             state_store=states,
         )
         app = App(**common, oauth_settings=oauth, user_facing_authorize_error_message=NOT_INSTALLED)
-        clients = BotClients(settings.api_url, installations=installations)
     else:
         try:
             app = App(**common)
         except BoltError as problem:
             raise ConfigError(f"SLACK_BOT_TOKEN was refused by Slack: {problem}") from None
-        clients = BotClients(settings.api_url, token=settings.bot_token)
     SlackListeners(services.core, Managers(settings.managers)).register(app)
     return app, clients
 
@@ -355,40 +367,79 @@ def _bolt_logger() -> logging.Logger:
     # of a slash command holds its response_url): keep bolt at WARNING.
     logger = logging.getLogger(f"{__name__}.bolt")
     logger.setLevel(logging.WARNING)
+    # bolt also reads SLACK_BOT_TOKEN itself and warns that the client we pass (pointed
+    # at SLACK_API_URL, with that same token) wins, or that OAuth ignores it.
+    drop_expected(logger, "As you gave `client` as well", "As `installation_store` or `authorize`")
     return logger
 
 
-def serve(services: Services, scheduler: bool) -> int:
-    """`paperclub serve slack`: HTTP on $PORT, or Socket Mode when SLACK_APP_TOKEN is set."""
-    settings = SlackSettings.from_env()
-    app, clients = build_app(
-        services, settings, ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
-    )
-    services.search.current()  # load the index now, not inside the first 3-second ack
-    if scheduler:
-        start_background(tick_job(services.core, utc_now, SlackDelivery(clients), [PLATFORM]))
-    if settings.app_token:
+# --- in the serving process -----------------------------------------------------------------
+
+
+class SlackServer:
+    """Slack in `paperclub serve`: HTTP on $PORT (waitress, a production WSGI server,
+    with `extra` answering other paths such as /healthz), or Socket Mode when
+    SLACK_APP_TOKEN is set (development)."""
+
+    def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None):
+        self.settings = settings
+        self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
+        self.app, clients = build_app(services, settings, self.executor)
+        self.delivery = SlackDelivery(clients)
+        self.extra = extra or {}
+        self._server = None
+        self._socket_mode = None
+
+    def start(self) -> None:
+        if self.settings.app_token:
+            self._start_socket_mode()
+        else:
+            self._start_http()
+
+    def _start_socket_mode(self) -> None:
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
-        log.info("Slack over Socket Mode (for development)")
+        self._socket_mode = SocketModeHandler(self.app, self.settings.app_token)
         try:
-            SocketModeHandler(app, settings.app_token).start()
+            self._socket_mode.connect()
         except SlackApiError as problem:
             raise ConfigError(
                 f"Socket Mode could not connect ({_error(problem)}): SLACK_APP_TOKEN must be an "
                 "app-level token with connections:write, and Socket Mode must be on in the app's "
                 "settings"
             ) from None
-        return 0
-    import waitress
-    from slack_bolt.adapter.wsgi import SlackRequestHandler
+        log.info("Slack over Socket Mode (for development)")
 
-    log.info("Slack over HTTP on port %d: requests at %s", settings.port, EVENTS_PATH)
-    waitress.serve(
-        SlackRequestHandler(app, EVENTS_PATH),
-        host="0.0.0.0",
-        port=settings.port,
-        threads=HTTP_THREADS,
-        ident="paperclub",
-    )
-    return 0
+    def _start_http(self) -> None:
+        import waitress
+        from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+        from adapters.wsgi import route
+
+        app = route(SlackRequestHandler(self.app, EVENTS_PATH), self.extra)
+        try:
+            self._server = waitress.create_server(
+                app, host="0.0.0.0", port=self.settings.port, threads=HTTP_THREADS, ident="paperclub"
+            )
+        except OSError as problem:
+            raise ConfigError(f"PORT={self.settings.port}: cannot listen there ({problem.strerror})") from None
+        threading.Thread(target=self._server.run, name="slack-http", daemon=True).start()
+        log.info("Slack over HTTP on port %d: requests at %s", self.settings.port, EVENTS_PATH)
+
+    def stop_accepting(self) -> None:
+        """First step of a shutdown: no new requests (the load balancer moves on)."""
+        if self._server is not None:
+            self._server.close()
+        if self._socket_mode is not None:
+            self._socket_mode.close()
+
+    def stop(self, timeout: float) -> None:
+        """Let the requests and lazy answers in flight finish, up to `timeout` seconds."""
+        self.stop_accepting()
+        if self._server is not None:
+            self._server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
+        waiter = threading.Thread(target=self.executor.shutdown, kwargs={"wait": True}, daemon=True)
+        waiter.start()
+        waiter.join(timeout)
+        if waiter.is_alive():
+            log.warning("Slack answers still running after %.0f s; leaving them", timeout)

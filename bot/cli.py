@@ -16,7 +16,7 @@ from bot.app import ConfigError, Services, build_services, utc_now
 from bot.corpus import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.library import ImportSummary, Library
-from bot import search_cli
+from bot import feed_cli, search_cli
 from bot.search import Query, QueryError
 from store import Database, resolve_database_url
 from store.database import SchemaOutOfDate
@@ -185,34 +185,31 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Run the adapters named (Slack, Discord) with the scheduler, or the scheduler alone
-    for console channels (posts go to stdout)."""
-    import logging
+    """Run the chat adapters named (none: every one configured) and the scheduler."""
+    import os
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from adapters.runtime import serve
+    from bot.logs import configure
+    from bot.settings import CoreSettings
+
+    core = CoreSettings.from_env(os.environ)  # a bad level or format is a ConfigError here
+    configure(core.log_level, core.log_format)
     services = open_services(args.database_url)
     platforms = list(dict.fromkeys(args.platforms))
-    if len(platforms) > 1:
-        print("error: run Slack and Discord as two processes for now (see the Procfile)", file=sys.stderr)
+    if args.scheduler_only and platforms:
+        print("error: --scheduler-only runs no chat app: name no platform with it", file=sys.stderr)
         return 2
-    if platforms == ["slack"]:
-        from adapters.slack_app import serve
+    return serve(services, platforms, scheduler=not args.no_scheduler, apps=not args.scheduler_only)
 
-        return serve(services, scheduler=not args.no_scheduler)
-    if platforms == ["discord"]:
-        from adapters.discord_app import serve
 
-        return serve(services, scheduler=not args.no_scheduler)
-    from adapters.console import ConsoleDelivery
-    from bot.scheduler import run_forever, tick_job
+def cmd_config(args: argparse.Namespace) -> int:
+    import os
 
-    job = tick_job(services.core, utc_now, ConsoleDelivery(sys.stdout), ["console"])
-    print("paperclub scheduler running for console channels (Ctrl-C stops it)", file=sys.stderr)
-    try:
-        run_forever(job)
-    except KeyboardInterrupt:
-        pass
-    return 0
+    from adapters.config_check import check
+
+    text, code = check(os.environ)
+    print(text)
+    return code
 
 
 def cmd_slack(args: argparse.Namespace) -> int:
@@ -326,12 +323,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--channels", type=_positive, default=10_000, help="channels due in the same minute (10000)")
     p.set_defaults(func=cmd_tick_bench)
 
-    p = sub.add_parser("serve", help="run the Slack or Discord app with the scheduler (a tick every minute)")
+    p = sub.add_parser(
+        "serve",
+        help="run the Slack and/or Discord apps and the scheduler (a tick every minute)",
+        description="Run the chat apps and the scheduler until SIGTERM or Ctrl-C. The scheduler posts "
+        "to every platform whose credentials are set, whichever apps this process runs.",
+    )
     # No `choices` here: argparse checks an empty list against them and refuses it.
     p.add_argument("platforms", nargs="*", type=_platform, metavar="PLATFORM",
-                   help="slack and/or discord; none: the scheduler alone, for console channels")
-    p.add_argument("--no-scheduler", action="store_true", help="do not run the scheduler in this process")
+                   help="slack and/or discord (default: every platform configured; none configured: "
+                        "the scheduler alone, for console channels)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--no-scheduler", action="store_true",
+                      help="no scheduler here (Slack web processes that scale out; one worker schedules)")
+    mode.add_argument("--scheduler-only", action="store_true",
+                      help="the scheduler alone, no chat app (a worker for Slack-only deployments)")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("config", help="configuration from the environment")
+    config = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    q = config.add_parser("check", help="print every setting (secrets masked) and what is wrong")
+    q.set_defaults(func=cmd_config)
 
     p = sub.add_parser("slack", help="Slack app helpers")
     slack = p.add_subparsers(dest="slack_command", required=True, metavar="ACTION")
@@ -352,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["upgrade", "current"])
     p.set_defaults(func=cmd_db)
     search_cli.add_commands(sub)  # bench, eval
+    feed_cli.add_commands(sub)  # feed add|list|remove|refresh
     return parser
 
 

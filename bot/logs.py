@@ -21,7 +21,12 @@ from bot.settings import DATABASE_VARIABLES, SECRET_VARIABLES
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Libraries that say too much at INFO (per-request lines, connection chatter).
-QUIET = {"apscheduler": logging.WARNING, "discord.gateway": logging.WARNING, "waitress.queue": logging.WARNING}
+QUIET = {
+    "apscheduler": logging.WARNING,
+    "discord.gateway": logging.WARNING,
+    "waitress.queue": logging.WARNING,
+    "alembic.runtime.migration": logging.WARNING,  # two lines per /healthz schema check
+}
 
 
 def event(log: logging.Logger, name: str, level: int = logging.INFO, **fields: object) -> None:
@@ -38,6 +43,22 @@ def _value(value: object) -> str:
         return "true" if value else "false"
     text = str(value)
     return f'"{text}"' if (" " in text or not text) else text
+
+
+class DropExpected(logging.Filter):
+    """Drops a library's warnings that our own set-up causes on purpose (so they say
+    nothing to an operator), matched by the start of the message."""
+
+    def __init__(self, *beginnings: str):
+        super().__init__()
+        self.beginnings = beginnings
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.beginnings)
+
+
+def drop_expected(logger: logging.Logger, *beginnings: str) -> None:
+    logger.addFilter(DropExpected(*beginnings))
 
 
 class Redact(logging.Filter):

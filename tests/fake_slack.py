@@ -43,6 +43,10 @@ class FakeSlack:
     rate_limited: dict[str, int] = field(default_factory=dict)
     # method -> the Slack error its calls answer with (e.g. "not_in_channel")
     failing: dict[str, str] = field(default_factory=dict)
+    # method -> seconds each call waits before it is answered (a slow Slack, so a test can
+    # act while a post is in flight: see `wait_for_arrival`)
+    delays: dict[str, float] = field(default_factory=dict)
+    arrivals: dict[str, int] = field(default_factory=dict)  # calls received, answered or not
 
     def __post_init__(self):
         self._lock = threading.Lock()
@@ -90,8 +94,22 @@ class FakeSlack:
 
     # --- answers ---------------------------------------------------------------------------
 
+    def wait_for_arrival(self, method: str, count: int = 1, timeout: float = 30.0) -> int:
+        """How many calls to `method` have arrived (answered or still waiting on a delay),
+        once there are `count` of them or the time is up."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self.arrivals.get(method, 0) < count and time.monotonic() < deadline:
+                self._changed.wait(max(0.0, deadline - time.monotonic()))
+            return self.arrivals.get(method, 0)
+
     def answer(self, method: str, params: dict, token: str | None) -> tuple[int, dict, dict]:
         """(status, headers, JSON body) for one call, which is recorded with its answer."""
+        with self._changed:
+            self.arrivals[method] = self.arrivals.get(method, 0) + 1
+            self._changed.notify_all()
+        if self.delays.get(method):
+            time.sleep(self.delays[method])
         with self._changed:
             status, headers, body = self._answer(method, params, token)
             self.calls.append(Call(method, params, token, body))

@@ -82,3 +82,36 @@ def test_bad_command_lines_print_usage(tmp_path, argv):
 def test_serve_checks_its_platforms(tmp_path):
     result = paperclub("serve", "bogus", cwd=tmp_path)
     assert result.returncode == 2 and "'bogus' is not a platform" in result.stderr
+
+
+def _own_settings_removed() -> dict:
+    return {k: "" for k in os.environ if k.startswith(("SLACK_", "DISCORD_", "PAPERCLUB_", "PORT"))}
+
+
+def test_config_check_names_each_bad_value_and_never_prints_a_secret(tmp_path):
+    env = {**_own_settings_removed(),
+           "PAPERCLUB_DATABASE_URL": "mysql://bot:hunter2-password@db/paperclub",
+           "SLACK_SIGNING_SECRET": "signing-secret-value-1234",
+           "PAPERCLUB_TICK_SECONDS": "0"}
+    result = paperclub("config", "check", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    problems = result.stdout.split("Problems (3):")[1]
+    assert "PAPERCLUB_DATABASE_URL: 'mysql://bot:***@db/paperclub' is not a SQLite or PostgreSQL URL" in problems
+    assert "set SLACK_BOT_TOKEN" in problems and "PAPERCLUB_TICK_SECONDS" in problems
+    assert "hunter2" not in result.stdout and "signing-secret-value" not in result.stdout
+    assert "SLACK_SIGNING_SECRET          set (25 chars)" in result.stdout
+
+
+def test_config_check_passes_with_nothing_set(tmp_path):
+    result = paperclub("config", "check", cwd=tmp_path, env=_own_settings_removed())
+    assert result.returncode == 0 and result.stdout.rstrip().endswith("No problems found.")
+    assert "sqlite:///paperclub.db (the default)" in result.stdout
+
+
+def test_serve_refuses_a_bad_setting_before_starting_anything(tmp_path):
+    env = {**_own_settings_removed(), "PAPERCLUB_DATABASE_URL": "mysql://bot:hunter2-password@db/paperclub"}
+    result = paperclub("serve", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "error: PAPERCLUB_DATABASE_URL: 'mysql://bot:***@db/paperclub' is not a SQLite or PostgreSQL URL "
+        "(postgresql://USER:PASSWORD@HOST:5432/NAME or sqlite:///paperclub.db)")

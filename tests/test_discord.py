@@ -16,11 +16,11 @@ import discord
 import pytest
 from discord import app_commands
 
-from adapters.discord_app import INVITE_PERMISSIONS, PaperClubClient, serve, shard_options, sync
+from adapters.discord_app import INVITE_PERMISSIONS, PaperClubClient, sync
 from adapters.discord_commands import PaperCommands
 from adapters.discord_messages import DiscordDelivery
 from adapters.discord_views import VOTE_ID, VoteButton
-from bot.app import ConfigError, build_services
+from bot.app import build_services
 from bot.channel_commands import HISTORY_MAX
 from bot.meeting_commands import SESSIONS_MAX
 from bot.meetings import NOTE_CHARS
@@ -459,40 +459,10 @@ def test_the_client_uses_default_intents_and_never_mentions(seeded_copy):
     asyncio.run(scenario())
 
 
-def test_the_client_runs_the_tick_beside_it_and_stops_it_on_close(seeded_copy):
-    async def scenario():
-        services = build_services(seeded_copy)
-        client = PaperClubClient(services.core, scheduler=True, channels=FakeDiscord())
-        await client.setup_hook()
-        assert client.scheduler.running and client.scheduler.get_job("paperclub-tick") is not None
-        await client.close()
-        assert not client.scheduler.running
-        services.db.dispose()
-
-    asyncio.run(scenario())
-
-
-def test_shard_settings():
-    assert shard_options({}) is None
-    assert shard_options({"PAPERCLUB_DISCORD_SHARDS": "auto"}) == {}
-    assert shard_options({"PAPERCLUB_DISCORD_SHARDS": "4"}) == {"shard_count": 4}
-    assert shard_options({"PAPERCLUB_DISCORD_SHARDS": "4", "PAPERCLUB_DISCORD_SHARD_IDS": "0-1,3"}) == {
-        "shard_count": 4, "shard_ids": [0, 1, 3]}
-    for env in ({"PAPERCLUB_DISCORD_SHARDS": "many"}, {"PAPERCLUB_DISCORD_SHARDS": "0"},
-                {"PAPERCLUB_DISCORD_SHARD_IDS": "0"},
-                {"PAPERCLUB_DISCORD_SHARDS": "2", "PAPERCLUB_DISCORD_SHARD_IDS": "2"},
-                {"PAPERCLUB_DISCORD_SHARDS": "2", "PAPERCLUB_DISCORD_SHARD_IDS": "one"}):
-        with pytest.raises(ConfigError, match="PAPERCLUB_DISCORD_SHARD"):
-            shard_options(env)
-
-
-def test_serve_and_sync_without_a_token_say_what_to_set(seeded_copy, monkeypatch, capsys):
+def test_sync_without_a_token_says_what_to_set(monkeypatch, capsys):
     monkeypatch.delenv("DISCORD_TOKEN", raising=False)
-    services = build_services(seeded_copy)
-    assert serve(services, scheduler=False) == 2
     assert sync(None) == 2
-    assert capsys.readouterr().err.count("DISCORD_TOKEN") == 2
-    services.db.dispose()
+    assert "DISCORD_TOKEN is not set" in capsys.readouterr().err
 
 
 def test_the_readme_invite_asks_for_exactly_the_permissions_used():

@@ -94,3 +94,17 @@ def test_a_secret_inside_a_traceback_is_replaced_too(captured):
         logging.getLogger("slack_sdk").exception("request failed")
     text = out.getvalue()
     assert "Traceback" in text and "Bearer ***" in text and TOKEN not in text
+
+
+def test_expected_library_warnings_are_dropped_and_others_kept(captured):
+    import adapters.discord_app  # noqa: F401 - installs its filter
+    from adapters.slack_app import _bolt_logger
+
+    out = captured("text")
+    logging.getLogger("discord.client").warning("PyNaCl is not installed, voice will NOT be supported")
+    logging.getLogger("discord.client").warning("Shard ID None heartbeat blocked for more than 10 seconds.")
+    _bolt_logger().warning("As you gave `client` as well, `token` will be unused.")
+    _bolt_logger().warning("Failed to run a middleware")
+    text = out.getvalue()
+    assert "PyNaCl" not in text and "will be unused" not in text
+    assert "heartbeat blocked" in text and "Failed to run a middleware" in text

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from adapters.slack_app import serve
+from adapters.slack_app import SlackServer
 from adapters.slack_bench import free_port, import_seeds, post_signed, slack_server
 from adapters.slack_config import SlackSettings, manifest
 from bot.app import ConfigError, build_services
@@ -56,9 +56,11 @@ def test_with_an_app_token_serve_takes_socket_mode(monkeypatch, seeded_copy):
             "SLACK_API_URL": slack.api_url,
         }.items():
             monkeypatch.setenv(name, value)
-        # The fake refuses the connection, so serve() returns with the reason instead of running.
+        # The fake refuses the connection, so start() fails with the reason instead of running.
+        server = SlackServer(services, SlackSettings.from_env())
         with pytest.raises(ConfigError, match="Socket Mode could not connect"):
-            serve(services, scheduler=False)
+            server.start()
+        server.stop(1.0)
         opened = slack.calls_to("apps.connections.open")
         assert len(opened) == 1 and opened[0].token == "xapp-1-not-a-real-one"
     services.db.dispose()

@@ -1,0 +1,200 @@
+"""`paperclub serve`: one process that runs the chat adapters and the scheduler.
+
+    paperclub serve                  every platform whose credentials are set
+    paperclub serve slack            Slack only (the Procfile's web: add --no-scheduler)
+    paperclub serve discord          Discord (the Procfile's worker, with the scheduler)
+    paperclub serve --scheduler-only the scheduler alone (a Slack-only deployment's worker)
+
+The scheduler posts to every configured platform, whichever adapters this process
+serves: Slack posts need only a bot token, so the Discord worker's scheduler posts
+Slack's paper of the day too, and the web processes can scale out without one.
+
+SIGTERM (a deploy, a daily restart) and Ctrl-C stop it gracefully: no new request is
+taken, the post in flight finishes, posts not yet started are released for the next
+process (bot/daily.py), answers in flight get a few seconds, then the process exits 0.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.config_check import startup_settings
+from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint
+from bot.app import Services, utc_now
+from bot.feeds import JOB_PREFIX as FEED_JOB_PREFIX, sync_jobs
+from bot.health import health_report
+from bot.heartbeats import Heartbeats
+from bot.core import DATABASE_UNAVAILABLE
+from bot.scheduler import Deliveries, start_background, tick_job
+
+log = logging.getLogger(__name__)
+
+# Heroku-style hosts send SIGTERM and SIGKILL 30 s later: the steps below fit in that.
+SCHEDULER_STOP_SECONDS = 20.0
+ANSWERS_STOP_SECONDS = 5.0
+# How often the scheduler re-reads the feeds table (`paperclub feed add` elsewhere).
+FEED_SYNC_MINUTES = 5
+
+
+@dataclass
+class Process:
+    """What runs, and how it stops. Each part has start() and stop()."""
+
+    services: Services
+    scheduler_on: bool
+    tick_seconds: int = 60
+    stop: threading.Event = field(default_factory=threading.Event)
+    problem: str | None = None
+    deliveries: dict[str, Callable] = field(default_factory=dict)
+    slack: Any = None
+    discord: Any = None
+    health: Any = None
+    scheduler: Any = None
+
+    def request_stop(self, problem: str | None = None) -> None:
+        if problem and not self.stop.is_set():
+            self.problem = problem
+        self.stop.set()
+
+    def health_endpoint(self):
+        beats = Heartbeats(self.services.db)
+        s = self.services
+        return json_endpoint(lambda: health_report(s.db, s.library, s.search, beats, utc_now()))
+
+
+def serve(
+    services: Services,
+    requested: list[str],
+    scheduler: bool = True,
+    apps: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when a part failed."""
+    env = os.environ if env is None else env
+    core, slack, discord = startup_settings(env, requested)  # one ConfigError listing every problem
+    process = Process(services, scheduler, core.tick_seconds)
+    run_slack = apps and slack is not None and (not requested or "slack" in requested)
+    run_discord = apps and discord is not None and (not requested or "discord" in requested)
+    if discord is not None and not run_discord and scheduler:
+        log.warning("Discord is configured but not served here: this scheduler posts to Slack only")
+    _build(process, slack if run_slack else None, discord if run_discord else None, slack, env)
+    services.search.current()  # load the index now, not inside the first 3-second ack
+    _install_signals(process)
+    try:
+        _start(process)
+        log.info("paperclub serving %s%s", ", ".join(_parts(process)) or "nothing",
+                 f"; scheduler for {', '.join(process.deliveries)}" if process.scheduler else "; no scheduler")
+        while not process.stop.wait(1.0):
+            pass
+    finally:
+        _shut_down(process)
+    if process.problem:
+        print(f"error: {process.problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _build(process: Process, slack, discord, slack_configured, env: Mapping[str, str]) -> None:
+    services = process.services
+    if slack is not None:
+        from adapters.slack_app import SlackServer
+
+        process.slack = SlackServer(services, slack, extra={HEALTH_PATH: process.health_endpoint()})
+        process.deliveries["slack"] = process.slack.delivery
+    elif slack_configured is not None and process.scheduler_on:
+        from adapters.slack_app import SlackDelivery, bot_clients
+
+        process.deliveries["slack"] = SlackDelivery(bot_clients(services, slack_configured))
+    if discord is not None:
+        from adapters.discord_app import DiscordRunner
+        from adapters.discord_endpoint import use_api_url
+
+        if discord.api_url:
+            use_api_url(discord.api_url)
+        process.discord = DiscordRunner(services.core, discord.token, discord.shard_options(),
+                                        on_exit=lambda problem: process.request_stop(problem))
+        process.deliveries["discord"] = process.discord.deliver
+    if not process.deliveries:
+        from adapters.console import ConsoleDelivery
+
+        process.deliveries["console"] = ConsoleDelivery(sys.stdout)  # no chat platform: console channels
+    if process.slack is None and env.get("PORT", "").strip().isdigit():
+        process.health = HealthServer(int(env["PORT"]), process.health_endpoint())
+
+
+def _parts(process: Process) -> list[str]:
+    return [name for name, part in (("Slack", process.slack), ("Discord", process.discord),
+                                    ("/healthz", process.health)) if part is not None]
+
+
+def _install_signals(process: Process) -> None:
+    def on_signal(number, _frame):
+        log.info("%s: shutting down (the post in flight finishes, the rest stay due)",
+                 signal.Signals(number).name)
+        process.request_stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+
+def _start(process: Process) -> None:
+    for part in (process.health, process.slack, process.discord):
+        if part is not None:
+            part.start()
+    if process.scheduler_on:
+        deliveries = Deliveries(process.deliveries)
+        services = process.services
+        job = tick_job(services.core, utc_now, deliveries, deliveries.platforms, process.stop,
+                       Heartbeats(services.db))
+        process.scheduler = start_background(job, process.tick_seconds, run_now=True)
+        _schedule_feeds(process.scheduler, services)
+
+
+def _schedule_feeds(scheduler, services: Services) -> None:
+    """The scheduled corpus refreshes, kept in step with the feeds table."""
+
+    scheduled: list[str] = []
+
+    def sync() -> None:
+        try:
+            jobs = sync_jobs(scheduler, services)
+        except DATABASE_UNAVAILABLE as problem:
+            log.warning("feeds not re-read: the database is unreachable (%s)", type(problem).__name__)
+            return
+        if jobs != scheduled:  # say so when `paperclub feed` changed the set
+            scheduled[:] = jobs
+            names = ", ".join(job.removeprefix(FEED_JOB_PREFIX) for job in jobs) or "none"
+            log.info("scheduled feed refreshes: %s", names)
+
+    sync()
+    scheduler.add_job(sync, "interval", minutes=FEED_SYNC_MINUTES, id="paperclub-feed-sync",
+                      coalesce=True, max_instances=1, replace_existing=True)
+
+
+def _shut_down(process: Process) -> None:
+    process.stop.set()  # the tick starts no further post from here
+    if process.slack is not None:
+        process.slack.stop_accepting()
+    if process.scheduler is not None:
+        # The tick in flight finishes its current post (Discord's loop is still up for it).
+        waiter = threading.Thread(target=process.scheduler.shutdown, kwargs={"wait": True}, daemon=True)
+        waiter.start()
+        waiter.join(SCHEDULER_STOP_SECONDS)
+        if waiter.is_alive():
+            log.error("the tick did not finish within %.0f s; its post in flight stays claimed",
+                      SCHEDULER_STOP_SECONDS)
+    if process.slack is not None:
+        process.slack.stop(ANSWERS_STOP_SECONDS)
+    if process.discord is not None:
+        process.discord.stop(ANSWERS_STOP_SECONDS)
+    if process.health is not None:
+        process.health.stop()
+    process.services.db.dispose()
+    log.info("paperclub stopped")

@@ -1,0 +1,186 @@
+"""`paperclub serve slack discord` as a host runs it: SIGTERM mid-post, restart, nothing lost.
+
+A real process, with a fake Slack Web API and a fake Discord (REST and gateway) on
+127.0.0.1. Six channels (three on each platform) are due at once; both fakes hold every
+post back for a few seconds, so the test can stop the process while the first post is in
+flight. The post in flight must finish, the five not started must stay due, and the
+restarted process must post each of them: every channel exactly one post.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import select
+
+from bot.app import build_services
+from bot.feeds import Feeds
+from bot.messages import ChannelRef, Incoming, UserRef
+from store.models import Channel, Claim, Post
+from tests.fake_discord_api import GUILD_ID, TOKEN as DISCORD_TOKEN, FakeDiscordAPI
+from tests.fake_slack import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack
+from tests.serve_process import ServeProcess, free_port, get_json
+
+SLACK_CHANNELS = ("C0ALPHA", "C0BETA", "C0GAMMA")
+DISCORD_CHANNELS = (1_100_000_000_000_000_301, 1_100_000_000_000_000_302, 1_100_000_000_000_000_303)
+POST_SECONDS = 3.0  # how long each fake holds a post's answer back in the first run
+
+
+def _refs(first: str = "slack") -> list[ChannelRef]:
+    slack = [ChannelRef("slack", TEAM, c) for c in SLACK_CHANNELS]
+    discord = [ChannelRef("discord", str(GUILD_ID), str(c)) for c in DISCORD_CHANNELS]
+    return slack + discord if first == "slack" else discord + slack
+
+
+def _schedule_all_due_now(url: str, first: str) -> None:
+    """The tick posts in the order channels were set up: `first`'s platform is the one
+    the SIGTERM interrupts."""
+    services = build_services(url)
+    due = (datetime.now(timezone.utc) - timedelta(minutes=1)).strftime("%H:%M")
+    for ref in _refs(first):
+        admin = UserRef(ref.platform, "admin", "admin", is_manager=True)
+        reply = services.core.handle(Incoming(ref, admin, f"schedule {due} UTC daily"))
+        assert reply.ok, reply.text
+    services.db.dispose()
+
+
+def _posts_arrived(slack: FakeSlack, discord: FakeDiscordAPI) -> int:
+    return slack.arrivals.get("chat.postMessage", 0) + len(discord.messages)
+
+
+def _delivered(slack: FakeSlack, discord: FakeDiscordAPI) -> Counter:
+    """Channel -> posts that went out and were answered, on both platforms."""
+    slack_posts = [c.params["channel"] for c in slack.calls_to("chat.postMessage") if c.answer.get("ok")]
+    discord_posts = [str(m.channel_id) for m in discord.messages if m.answered]
+    return Counter(slack_posts + discord_posts)
+
+
+def _database_state(url: str) -> tuple[Counter, Counter]:
+    """(claim states, posts per channel) as the database holds them."""
+    services = build_services(url)
+    with services.db.session() as session:
+        claims = Counter(session.scalars(select(Claim.state)))
+        posts = Counter(
+            session.scalars(select(Channel.channel).join(Post, Post.channel_id == Channel.id).where(
+                Post.state == "sent"))
+        )
+    services.db.dispose()
+    return claims, posts
+
+
+def _wait(condition, seconds: float, what: str, server: ServeProcess):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        assert server.alive(), server.log()
+        time.sleep(0.1)
+    raise AssertionError(f"{what} within {seconds:.0f} s:\n{server.log()}")
+
+
+@pytest.mark.parametrize(
+    "seeded_db_url, first",
+    [("sqlite", "slack"), pytest.param("postgresql", "discord", marks=pytest.mark.postgres)],
+    indirect=["seeded_db_url"],
+)
+def test_sigterm_mid_post_then_restart_posts_every_channel_exactly_once(seeded_db_url, first, tmp_path):
+    _schedule_all_due_now(seeded_db_url, first)
+    with FakeSlack() as slack, FakeDiscordAPI(channel_ids=DISCORD_CHANNELS) as discord:
+        env = {
+            "PAPERCLUB_DATABASE_URL": seeded_db_url,
+            "SLACK_BOT_TOKEN": BOT_TOKEN,
+            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+            "SLACK_API_URL": slack.api_url,
+            "DISCORD_TOKEN": DISCORD_TOKEN,
+            "DISCORD_API_URL": discord.api_url,
+            "PAPERCLUB_TICK_SECONDS": "2",
+        }
+        slack.delays["chat.postMessage"] = POST_SECONDS
+        discord.post_delay = POST_SECONDS
+
+        # First run: stopped as soon as the first post reaches a platform.
+        port = free_port()
+        run1 = ServeProcess(["slack", "discord"], {**env, "PORT": str(port)}, tmp_path / "first.log").start()
+        try:
+            _wait(lambda: _posts_arrived(slack, discord) >= 1, 90, "no post arrived", run1)
+            exit_code = run1.terminate()
+        finally:
+            run1.kill()
+        log = run1.log()
+        assert exit_code == 0, log
+        # The post in flight finished (answered, recorded); none was started after the SIGTERM.
+        assert _posts_arrived(slack, discord) == 1, log
+        assert sum(_delivered(slack, discord).values()) == 1, log
+        claims, posts = _database_state(seeded_db_url)
+        assert claims == Counter({"posted": 1, "released": 5}), (claims, log)
+        assert posts == Counter({_refs(first)[0].channel: 1})  # the one in flight when the SIGTERM came
+        assert "SIGTERM: shutting down" in log and "5 due posts left for the next tick" in log
+
+        # Second run: takes the five released posts at once and posts each exactly once.
+        slack.delays["chat.postMessage"] = discord.post_delay = 0.2
+        port = free_port()
+        run2 = ServeProcess(["slack", "discord"], {**env, "PORT": str(port)}, tmp_path / "second.log").start()
+        try:
+            _wait(lambda: sum(_delivered(slack, discord).values()) >= 6, 90, "not every channel posted", run2)
+            time.sleep(5)  # two more ticks: a doubled post would show now
+            code, health = get_json(f"http://127.0.0.1:{port}/healthz")
+            exit_code = run2.terminate()
+        finally:
+            run2.kill()
+    log = run1.log() + run2.log()
+    assert exit_code == 0, log
+    expected = Counter({ref.channel: 1 for ref in _refs()})
+    assert _delivered(slack, discord) == expected, log
+    assert len(discord.threads) == 3  # each Discord post opened its discussion thread
+    claims, posts = _database_state(seeded_db_url)
+    assert claims == Counter({"posted": 6}) and posts == expected
+    assert code == 200 and health["scheduler"]["status"] == "ok"
+    # INFO logs carry no token and nothing that went out in a post.
+    for secret in (BOT_TOKEN, SIGNING_SECRET, DISCORD_TOKEN):
+        assert secret not in log
+    assert "Traceback" not in log, log
+
+
+def test_with_no_platform_configured_serve_posts_console_channels_and_answers_healthz(seeded_copy, tmp_path):
+    services = build_services(seeded_copy)
+    due = (datetime.now(timezone.utc) - timedelta(minutes=1)).strftime("%H:%M")
+    ref = ChannelRef("console", "local", "reading")
+    assert services.core.handle(Incoming(ref, UserRef("console", "me", "me", is_manager=True),
+                                         f"schedule {due} UTC daily")).ok
+    Feeds(services.db).add("cs-lg", "https://export.arxiv.org/api/query?search_query=cat:cs.LG", "0 6 * * *")
+    services.db.dispose()
+    port = free_port()
+    server = ServeProcess([], {"PAPERCLUB_DATABASE_URL": seeded_copy, "PORT": str(port)},
+                          tmp_path / "serve.log").start()
+    try:
+        server.wait_for_log("posted paper")
+        server.wait_until_listening(port)
+        code, health = get_json(f"http://127.0.0.1:{port}/healthz")
+        exit_code = server.terminate()
+    finally:
+        server.kill()
+    log = server.log()
+    assert exit_code == 0, log
+    assert "paperclub serving /healthz; scheduler for console" in log
+    assert "Paper of the day" in log  # the post itself, printed for the console channel
+    assert "scheduled feed refreshes: cs-lg" in log
+    assert code == 200 and health["scheduler"]["status"] == "ok" and health["index"]["status"] == "ok"
+
+
+def test_a_refused_discord_token_stops_serve_with_the_reason(seeded_copy, tmp_path):
+    with FakeDiscordAPI(token="the-token-discord-knows") as discord:
+        env = {"PAPERCLUB_DATABASE_URL": seeded_copy, "DISCORD_TOKEN": "an-old-token-reset-since",
+               "DISCORD_API_URL": discord.api_url}
+        server = ServeProcess(["discord"], env, tmp_path / "serve.log").start()
+        try:
+            exit_code = server.process.wait(timeout=60)
+        finally:
+            server.kill()
+    log = server.log()
+    # Not restarted in a loop: Discord resets a token that logs in 1,000 times a day.
+    assert exit_code == 1, log
+    assert "error: Discord refused DISCORD_TOKEN; copy a fresh token from the Developer Portal" in log
+    assert "an-old-token-reset-since" not in log
