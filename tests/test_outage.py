@@ -111,6 +111,10 @@ def test_a_30_second_database_outage_gets_try_again_and_the_bot_recovers_by_itse
     assert exit_code == 0, log
     assert "tick skipped: the database is unreachable" in log
     assert "Traceback" not in log, log
+    # One line per command with its channel and latency; never what was typed, nor a secret.
+    assert "command channel=slack:T0PAPERS:C0READING user=U0MEMBER command=search ok=false ms=" in log
+    assert "biconnectivity" not in log and "response_url" not in log
+    assert BOT_TOKEN not in log and SIGNING_SECRET not in log
 
 
 def _wait_for(condition, seconds: float):
