@@ -3,8 +3,9 @@
 `check(env)` reports every variable paperclub reads, grouped, with its value (secrets
 masked: only that they are set and how long they are; a database URL without its
 password), the default where it is not set, which platforms are configured, and then every
-problem, one line each naming the variable and what is wrong. It works offline: nothing
-is connected to, but the database URL is parsed.
+problem, one line each naming the variable and what is wrong. With `connect` it also
+opens the database (a SQLite file only if it exists: a check creates nothing) and says
+whether it answers and whether its schema is current; nothing else is connected to.
 
 `startup_settings(env, platforms)` is what the serve code calls: all the settings a
 process needs, or one ConfigError with a line per problem.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import NamedTuple
 
 from adapters.discord_config import DiscordSettings
@@ -104,7 +106,7 @@ def _read(settings_cls, env: Mapping[str, str], problems: list[str]):
         return None
 
 
-def check(env: Mapping[str, str]) -> tuple[str, int]:
+def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
     """The report for `paperclub config check`, and its exit code: 0 if every setting
     can be used, else 1. Not configuring Slack or Discord is fine (console use); setting
     some of a platform's variables but not all it needs is a problem."""
@@ -118,6 +120,8 @@ def check(env: Mapping[str, str]) -> tuple[str, int]:
         lines += [_row(name, env) for name in names]
         if title == "Database":
             lines.append(_row("→ in use", env, shown=_database_in_use(env, core)))
+            if connect and core is not None:
+                lines.append(_row("→ connection", env, shown=database_status(core.database_url, env, problems)))
 
     platforms: list[str] = []
     for name, settings_cls, hint in (
@@ -179,3 +183,43 @@ def _database_in_use(env: Mapping[str, str], core: CoreSettings | None) -> str:
         return f"{url} (PAPERCLUB_DATABASE_URL wins over DATABASE_URL)"
     return url if core is not None else f"{url} (unusable: see problems)"
 
+
+
+CONNECT_TIMEOUT_SECONDS = 5
+
+
+def database_status(url: str, env: Mapping[str, str], problems: list[str]) -> str:
+    """Whether the database answers and its schema is current, in a few words; a
+    database that cannot be used adds a problem naming the variable it came from."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from store import Database
+
+    parsed = make_url(url)
+    variable = next((name for name in DATABASE_VARIABLES if name in env), "the default database")
+    if parsed.get_backend_name() == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            return "in memory (nothing is kept)"
+        if not Path(parsed.database).exists():
+            return f"{parsed.database} does not exist yet: the first command creates it"
+    elif "connect_timeout" not in parsed.query:
+        parsed = parsed.update_query_dict({"connect_timeout": str(CONNECT_TIMEOUT_SECONDS)})
+    db = Database(parsed.render_as_string(hide_password=False))
+    try:
+        current, head = db.current_revision(), db.head_revision()
+    except SQLAlchemyError as error:
+        reason = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
+        if parsed.password:
+            reason = reason.replace(str(parsed.password), "***")
+        problems.append(f"{variable}: cannot connect to {mask_url(url)}: {reason}")
+        return "unreachable (see problems)"
+    finally:
+        db.dispose()
+    if current == head:
+        return f"reachable, schema {current} (current)"
+    if parsed.get_backend_name() == "sqlite":
+        return f"reachable, schema {current or 'empty'}: upgraded to {head} on first use"
+    state = f"is at {current}" if current else "is empty"
+    problems.append(f"{variable}: the schema {state}, this code needs {head}: run `paperclub db upgrade`")
+    return f"reachable, schema {current or 'empty'} (behind: see problems)"

@@ -207,7 +207,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 
     from adapters.config_check import check
 
-    text, code = check(os.environ)
+    text, code = check(os.environ, connect=not args.offline)
     print(text)
     return code
 
@@ -342,7 +342,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("config", help="configuration from the environment")
     config = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
-    q = config.add_parser("check", help="print every setting (secrets masked) and what is wrong")
+    q = config.add_parser("check", help="print every setting (secrets masked) and what is wrong",
+                          description="Print every setting paperclub reads from the environment (secrets "
+                          "masked) and every problem, one line each; exit 1 if there is any. The database "
+                          "is opened to check that it answers and that its schema is current.")
+    q.add_argument("--offline", action="store_true", help="do not open the database")
     q.set_defaults(func=cmd_config)
 
     p = sub.add_parser("slack", help="Slack app helpers")

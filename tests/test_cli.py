@@ -106,6 +106,7 @@ def test_config_check_passes_with_nothing_set(tmp_path):
     result = paperclub("config", "check", cwd=tmp_path, env=_own_settings_removed())
     assert result.returncode == 0 and result.stdout.rstrip().endswith("No problems found.")
     assert "sqlite:///paperclub.db (the default)" in result.stdout
+    assert "paperclub.db does not exist yet" in result.stdout and not (tmp_path / "paperclub.db").exists()
 
 
 def test_serve_refuses_a_bad_setting_before_starting_anything(tmp_path):

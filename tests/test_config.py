@@ -3,6 +3,8 @@ shown; and the `paperclub config check` report."""
 
 from __future__ import annotations
 
+import re
+import socket
 from datetime import timedelta
 
 import pytest
@@ -463,3 +465,39 @@ def test_startup_reads_configured_platforms_even_when_not_requested():
 def test_startup_an_unknown_platform():
     with pytest.raises(ConfigError, match="'teams' is not a platform"):
         startup_settings(SLACK, ["slack", "teams"])
+
+
+# --- config check opens the database -------------------------------------------------------------
+
+
+def test_check_connect_reports_a_current_schema(postgres_url):
+    from store import Database
+
+    Database(postgres_url).upgrade()
+    text, code = check({"DATABASE_URL": postgres_url}, connect=True)
+    assert code == 0, text
+    assert re.search(r"→ connection +reachable, schema \w+ \(current\)", text)
+
+
+def test_check_connect_names_a_schema_that_needs_an_upgrade(postgres_url):
+    text, code = check({"PAPERCLUB_DATABASE_URL": postgres_url}, connect=True)
+    assert code == 1
+    assert "PAPERCLUB_DATABASE_URL: the schema is empty, this code needs" in text
+    assert "run `paperclub db upgrade`" in text
+
+
+def test_check_connect_names_an_unreachable_database_without_its_password():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    text, code = check({"DATABASE_URL": f"postgresql://bot:pa55word-here@127.0.0.1:{port}/db"}, connect=True)
+    assert code == 1
+    assert f"DATABASE_URL: cannot connect to postgresql+psycopg://bot:***@127.0.0.1:{port}/db" in text
+    assert "pa55word-here" not in text
+
+
+def test_check_connect_creates_no_sqlite_file(tmp_path):
+    path = tmp_path / "paperclub.db"
+    text, code = check({"PAPERCLUB_DATABASE_URL": f"sqlite:///{path}"}, connect=True)
+    assert code == 0 and "does not exist yet: the first command creates it" in text
+    assert not path.exists()
