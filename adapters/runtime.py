@@ -27,7 +27,7 @@ from typing import Any
 
 from adapters.config_check import startup_settings
 from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint
-from bot.app import Services, utc_now
+from bot.app import ConfigError, Services, utc_now
 from bot.feeds import JOB_PREFIX as FEED_JOB_PREFIX, sync_jobs
 from bot.health import health_report
 from bot.heartbeats import Heartbeats
@@ -82,6 +82,9 @@ def serve(
     process = Process(services, scheduler, core.tick_seconds)
     run_slack = apps and slack is not None and (not requested or "slack" in requested)
     run_discord = apps and discord is not None and (not requested or "discord" in requested)
+    if not (run_slack or run_discord or scheduler):
+        raise ConfigError("nothing to run: no chat app is configured (see `paperclub config check`) "
+                          "and --no-scheduler leaves out the scheduler")
     if discord is not None and not run_discord and scheduler:
         log.warning("Discord is configured but not served here: this scheduler posts to Slack only")
     _build(process, slack if run_slack else None, discord if run_discord else None, slack, env)

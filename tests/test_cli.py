@@ -116,3 +116,9 @@ def test_serve_refuses_a_bad_setting_before_starting_anything(tmp_path):
     assert result.stderr.strip() == (
         "error: PAPERCLUB_DATABASE_URL: 'mysql://bot:***@db/paperclub' is not a SQLite or PostgreSQL URL "
         "(postgresql://USER:PASSWORD@HOST:5432/NAME or sqlite:///paperclub.db)")
+
+
+def test_serve_with_nothing_to_run_says_so(tmp_path):
+    result = paperclub("serve", "--no-scheduler", cwd=tmp_path, env=_own_settings_removed())
+    assert result.returncode == 1
+    assert "error: nothing to run: no chat app is configured" in result.stderr
