@@ -12,11 +12,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
+from bot import __version__, feed_cli, search_cli
 from bot.app import ConfigError, Services, build_services, utc_now
 from bot.corpus import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.library import ImportSummary, Library
-from bot import feed_cli, search_cli
 from bot.search import Query, QueryError
 from store import Database, resolve_database_url
 from store.database import SchemaOutOfDate
@@ -111,7 +111,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _print_search(services: Services, text: str, args: argparse.Namespace) -> int:
     from adapters.console import render_card
-
     from bot.cards import card
 
     try:
@@ -283,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="paperclub",
         description="A chat bot for research reading groups: search papers, a paper of the day, votes.",
     )
+    parser.add_argument("--version", action="version", version=f"paperclub {__version__}")
     parser.add_argument(
         "--database-url",
         help="SQLAlchemy URL (default: $PAPERCLUB_DATABASE_URL, $DATABASE_URL, sqlite:///paperclub.db)",

@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from bot import __version__
+
 log = logging.getLogger(__name__)
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -43,21 +45,12 @@ class FetchError(RuntimeError):
 # --- fetching -----------------------------------------------------------------------------
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("paperclub")
-    except Exception:  # not installed (running from a checkout)
-        return "0"
-
-
 def user_agent(env: Mapping[str, str] = os.environ) -> str:
     """paperclub/VERSION (...); PAPERCLUB_FEED_CONTACT (an e-mail or URL) is added when
     set, as the arXiv API asks heavy users to be reachable."""
     contact = env.get("PAPERCLUB_FEED_CONTACT", "").strip()
     extra = f"; {contact}" if contact else ""
-    return f"paperclub/{_version()} (reading-group bot, scheduled corpus feeds{extra})"
+    return f"paperclub/{__version__} (reading-group bot, scheduled corpus feeds{extra})"
 
 
 class HostLimiter:

@@ -122,3 +122,10 @@ def test_serve_with_nothing_to_run_says_so(tmp_path):
     result = paperclub("serve", "--no-scheduler", cwd=tmp_path, env=_own_settings_removed())
     assert result.returncode == 1
     assert "error: nothing to run: no chat app is configured" in result.stderr
+
+
+def test_version_is_the_package_version(tmp_path):
+    from importlib.metadata import version
+
+    result = paperclub("--version", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.strip() == f"paperclub {version('paperclub')}"
