@@ -13,6 +13,7 @@ import asyncio
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -89,10 +90,11 @@ class DiscordRunner:
     """
 
     def __init__(self, core: PaperClub, token: str, shards: dict[str, Any] | None,
-                 on_exit: Callable[[str | None], None]):
+                 on_exit: Callable[[str | None], None], stopping: threading.Event | None = None):
         self.client = build_client(core, shards)
         self.token = token
         self.on_exit = on_exit
+        self.stopping = stopping or threading.Event()  # the process is shutting down
         self.loop: asyncio.AbstractEventLoop | None = None
         self.logged_in = threading.Event()
         self._thread = threading.Thread(target=self._run, name="discord", daemon=True)
@@ -119,8 +121,13 @@ class DiscordRunner:
             await self.client.connect()
 
     def deliver(self, channel: ChannelRef, reply: Reply) -> str:
-        if not self.logged_in.wait(LOGIN_WAIT_SECONDS) or self.loop is None:
-            raise ConnectionError("the Discord client has not logged in yet")
+        # Nothing has gone out while we wait, so giving up is a plain failure the next
+        # tick retries; a shutdown must not wait out the whole login timeout.
+        deadline = time.monotonic() + LOGIN_WAIT_SECONDS
+        while not self.logged_in.wait(0.2):
+            if self.stopping.is_set() or time.monotonic() > deadline:
+                raise ConnectionError("the Discord client has not logged in yet")
+        assert self.loop is not None
         return DiscordDelivery(self.client.messenger, self.loop)(channel, reply)
 
     def stop(self, timeout: float) -> None:

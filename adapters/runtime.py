@@ -122,7 +122,8 @@ def _build(process: Process, slack, discord, slack_configured, env: Mapping[str,
         if discord.api_url:
             use_api_url(discord.api_url)
         process.discord = DiscordRunner(services.core, discord.token, discord.shard_options(),
-                                        on_exit=lambda problem: process.request_stop(problem))
+                                        on_exit=lambda problem: process.request_stop(problem),
+                                        stopping=process.stop)
         process.deliveries["discord"] = process.discord.deliver
     if not process.deliveries:
         from adapters.console import ConsoleDelivery

@@ -511,3 +511,29 @@ def test_the_fake_interaction_has_only_what_a_real_one_has(seeded_copy):
         bot.close()
 
     asyncio.run(scenario())
+
+
+def test_a_shutdown_while_discord_is_still_logging_in_fails_the_post_for_retry(seeded_copy):
+    """The scheduler's post waits for the login; a SIGTERM meanwhile must not leave the
+    claim 'sending' (never retaken): nothing went out, so it is a failure to retry."""
+    import time
+
+    from adapters.discord_app import DiscordRunner
+    from sqlalchemy import select
+
+    from store.models import Claim
+
+    services = build_services(seeded_copy)
+    ref = ChannelRef("discord", "1", "2")
+    manager = UserRef("discord", "9", "admin", is_manager=True)
+    assert services.core.handle(Incoming(ref, manager, "schedule 09:00 UTC daily")).ok
+    stopping = threading.Event()
+    runner = DiscordRunner(services.core, "never-used", None, on_exit=lambda _: None, stopping=stopping)
+    threading.Timer(0.3, stopping.set).start()  # SIGTERM arrives while the login is pending
+    started = time.monotonic()
+    report = services.core.tick(datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc), runner.deliver, ["discord"])
+    assert time.monotonic() - started < 5  # not the 60 s login wait
+    assert report.failed == [(ref, "the Discord client has not logged in yet")]
+    with services.db.session() as session:
+        assert session.scalar(select(Claim.state)) == "failed"
+    services.db.dispose()
