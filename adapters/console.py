@@ -56,6 +56,8 @@ def render_text(reply: Reply) -> str:
     parts += [render_card(c) for c in reply.cards]
     if reply.actions:
         parts.append("  ".join(f"[{a.label}: {a.value}]" for a in reply.actions))
+    if reply.link_to:
+        parts.append(f"(discussion: the thread of message {reply.link_to})")
     return "\n\n".join(parts)
 
 

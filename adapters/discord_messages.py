@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import Any, Protocol
 
 import discord
@@ -42,6 +43,12 @@ def split_ref(ref: str) -> tuple[int, int]:
     return int(channel_id), int(message_id)
 
 
+def jump_url(channel: Any, ref: str) -> str:
+    """A link to the message at `ref`, which Discord shows as a jump to it (and its thread)."""
+    channel_id, message_id = split_ref(ref)
+    return f"https://discord.com/channels/{channel.guild.id}/{channel_id}/{message_id}"
+
+
 def is_thread(channel: Any) -> bool:
     return getattr(channel, "type", None) in THREAD_TYPES
 
@@ -61,6 +68,8 @@ class Messenger:
     async def post(self, channel_id: int, reply: Reply) -> str:
         """Post `reply` in the channel, or in the thread of the message it answers."""
         target = await self._thread(reply.reply_to, reply) if reply.reply_to else await self.channel(channel_id)
+        if reply.link_to:
+            reply = replace(reply, text=f"{reply.text}\nDiscussion: {jump_url(target, reply.link_to)}")
         sent = [await target.send(**message.kwargs()) for message in outgoing(reply)]
         await self.open_thread(sent[-1], reply, target)
         return message_ref(sent[-1])

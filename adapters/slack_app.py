@@ -301,6 +301,10 @@ class SlackDelivery:
     def __call__(self, channel: ChannelRef, reply: Reply) -> str:
         # `open_thread` needs nothing here: in Slack a message's thread is its discussion.
         thread = {"thread_ts": reply.reply_to} if reply.reply_to else {}
+        if reply.link_to and not reply.reply_to:
+            # A reminder about a posted paper: in that post's thread, and in the channel
+            # too, where Slack shows it as a reply that leads to the discussion.
+            thread = {"thread_ts": reply.link_to, "reply_broadcast": True}
         client = self.clients(channel.workspace)
         try:
             posted = client.chat_postMessage(

@@ -69,6 +69,7 @@ class FakeChannel:
         self.name = name
         self.auto_archive_duration = auto_archive_duration
         self.messages: list[FakeMessage] = []
+        self.guild = discord.Object(id=world.guild_id)
 
     async def send(self, content: str | None = None, *, embeds: list[discord.Embed] | None = None,
                    view: discord.ui.View | None = None) -> FakeMessage:

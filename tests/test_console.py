@@ -46,3 +46,11 @@ def test_help_for_one_command_gives_an_example(seeded):
     output, errors = _run(core, "help similar\nhelp nosuch\n")
     assert "Example: similar 42" in output
     assert "There is no command `nosuch`" in output and errors == 1
+
+
+def test_a_reply_linking_to_a_post_says_where_its_discussion_is():
+    from adapters.console import render_text
+    from bot.messages import Reply
+
+    text = render_text(Reply(text="Tomorrow: reading group.", link_to="console-7"))
+    assert text.endswith("(discussion: the thread of message console-7)")

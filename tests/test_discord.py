@@ -24,7 +24,7 @@ from bot.app import build_services
 from bot.channel_commands import HISTORY_MAX
 from bot.meeting_commands import SESSIONS_MAX
 from bot.meetings import NOTE_CHARS
-from bot.messages import ChannelRef, Incoming, UserRef
+from bot.messages import ChannelRef, Incoming, Reply, UserRef
 from bot.vote_commands import POLL_OPTIONS_MAX
 from tests.fake_discord import (
     CHANNEL_ID, GUILD_ID, FakeChannel, FakeDiscord, FakeFollowup, FakeInteraction, FakeMember, FakeMessage,
@@ -537,3 +537,15 @@ def test_a_shutdown_while_discord_is_still_logging_in_fails_the_post_for_retry(s
     with services.db.session() as session:
         assert session.scalar(select(Claim.state)) == "failed"
     services.db.dispose()
+
+
+def test_a_reminder_links_to_the_posts_discussion(seeded_copy):
+    async def scenario():
+        bot = Harness(seeded_copy)
+        ref = f"{CHANNEL_ID}/4242"
+        await bot.client.messenger.post(CHANNEL_ID, Reply(text="Tomorrow: reading group.", link_to=ref))
+        content = bot.channel.messages[-1].content
+        assert content == f"Tomorrow: reading group.\nDiscussion: https://discord.com/channels/{GUILD_ID}/{ref}"
+        bot.close()
+
+    asyncio.run(scenario())

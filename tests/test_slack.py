@@ -358,3 +358,10 @@ def test_with_oauth_each_workspace_is_answered_and_posted_to_with_its_own_token(
     assert unknown.body == ""  # bolt refuses it before our listener runs, and says why:
     assert "not installed in this workspace" in slack.calls_to("response_url")[-1].params["text"]
     services.db.dispose()
+
+
+def test_a_reminder_goes_into_the_posts_thread_and_the_channel(slack):
+    delivery = SlackDelivery(BotClients(slack.api_url, token=BOT_TOKEN))
+    delivery(ChannelRef("slack", TEAM, CHANNEL), Reply(text="Tomorrow: reading group.", link_to="1700000000.000100"))
+    post = posted(slack)
+    assert post["thread_ts"] == "1700000000.000100" and post["reply_broadcast"] in (True, "true", "1")
