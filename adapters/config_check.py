@@ -21,6 +21,7 @@ from typing import NamedTuple
 from adapters.discord_config import DiscordSettings
 from adapters.slack_config import DEFAULT_API_URL as SLACK_API_URL
 from adapters.slack_config import DEFAULT_PORT, SlackSettings
+from bot.feed_fetch import FeedError, FetchPolicy
 from bot.settings import (
     DATABASE_VARIABLES,
     DEFAULT_GRACE,
@@ -57,12 +58,17 @@ DEFAULTS: dict[str, str] = {
     "PORT": str(DEFAULT_PORT),
     "DISCORD_API_URL": "Discord's own",
     "PAPERCLUB_DISCORD_SHARDS": "one gateway connection",
+    "PAPERCLUB_FEED_PAGE_SIZE": f"{FetchPolicy.page_size} entries per arXiv API request",
+    "PAPERCLUB_FEED_MAX_ENTRIES": f"{FetchPolicy.max_entries} entries per refresh",
+    "PAPERCLUB_FEED_CONTACT": "none in the User-Agent",
 }
+FEED_VARIABLES = ("PAPERCLUB_FEED_PAGE_SIZE", "PAPERCLUB_FEED_MAX_ENTRIES", "PAPERCLUB_FEED_CONTACT")
 
 CORE_GROUPS = (
     ("Database", DATABASE_VARIABLES),
     ("Scheduler", ("PAPERCLUB_TICK_SECONDS", "PAPERCLUB_CATCHUP")),
     ("Logging", ("PAPERCLUB_LOG_LEVEL", "PAPERCLUB_LOG_FORMAT")),
+    ("Feeds", FEED_VARIABLES),
 )
 WIDTH = 30  # the variable-name column
 
@@ -88,6 +94,7 @@ def startup_settings(env: Mapping[str, str] | None, platforms: Iterable[str]) ->
         f"{p!r} is not a platform: {' or '.join(PLATFORMS)}" for p in wanted if p not in PLATFORMS
     ]
     core = _read(CoreSettings, env, problems)
+    _check_feeds(env, problems)
     slack = discord = None
     if "slack" in wanted or SlackSettings.mentioned(env):
         slack = _read(SlackSettings, env, problems)
@@ -96,6 +103,13 @@ def startup_settings(env: Mapping[str, str] | None, platforms: Iterable[str]) ->
     if problems:
         raise ConfigError("\n".join(problems))
     return Startup(core, slack, discord)
+
+
+def _check_feeds(env: Mapping[str, str], problems: list[str]) -> None:
+    try:
+        FetchPolicy.from_env(env)
+    except FeedError as problem:
+        problems.append(str(problem))
 
 
 def _read(settings_cls, env: Mapping[str, str], problems: list[str]):
@@ -115,6 +129,7 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
     lines = ["paperclub configuration (secrets masked)"]
 
     core = _read(CoreSettings, env, problems)
+    _check_feeds(env, problems)
     for title, names in CORE_GROUPS:
         lines += ["", title]
         lines += [_row(name, env) for name in names]

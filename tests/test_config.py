@@ -501,3 +501,16 @@ def test_check_connect_creates_no_sqlite_file(tmp_path):
     text, code = check({"PAPERCLUB_DATABASE_URL": f"sqlite:///{path}"}, connect=True)
     assert code == 0 and "does not exist yet: the first command creates it" in text
     assert not path.exists()
+
+
+def test_check_shows_and_checks_the_feed_settings():
+    text, code = check({"PAPERCLUB_FEED_PAGE_SIZE": "lots", "PAPERCLUB_FEED_CONTACT": "ops@example.org"})
+    assert code == 1
+    assert "PAPERCLUB_FEED_PAGE_SIZE='lots': give a whole number of at least 1" in text
+    assert re.search(r"PAPERCLUB_FEED_CONTACT +ops@example.org", text)
+    assert re.search(r"PAPERCLUB_FEED_MAX_ENTRIES +\(not set: 500 entries per refresh\)", text)
+
+
+def test_startup_refuses_a_bad_feed_setting():
+    with pytest.raises(ConfigError, match="PAPERCLUB_FEED_MAX_ENTRIES='0': give a whole number of at least 1"):
+        startup_settings({"PAPERCLUB_FEED_MAX_ENTRIES": "0"}, [])
