@@ -64,6 +64,17 @@ class _Job:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class _Outcome:
+    """A delivery's result, to be written: state posted | empty | failed; detail the
+    message ref, or the error."""
+
+    job: _Job
+    state: str
+    detail: str | None
+    at: datetime
+
+
 class DailyPosts:
     def __init__(
         self,
@@ -178,8 +189,12 @@ class DailyPosts:
         index = self.search.current()
         self._reserve_batch(index, jobs, now)
         papers = self.library.get_many(j.pick.paper_id for j in jobs if j.pick)
+        # The outcome of the last delivery, written in the same transaction that marks
+        # the next post `sending`: one commit per post instead of two.
+        done: _Outcome | None = None
         for position, job in enumerate(jobs):
             if stopping():
+                self._record(done, None)
                 self._release(jobs[position:])
                 report.released += len(jobs) - position
                 log.info("stopping: %d due posts left for the next tick", len(jobs) - position)
@@ -189,29 +204,40 @@ class DailyPosts:
             else:
                 reply = self.replies.post(job.channel, papers[job.pick.paper_id], job.pick, job.day, job.post_id)
                 job.reason = reply.cards[0].reason
-            self._mark_sending(job.claim_id)
-            try:
-                ref = deliver(job.channel.ref, reply)
-            except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later
-                if isinstance(problem, DeliveryRefused | OSError):
-                    log.warning("posting to %s failed: %s", job.channel.ref.key(), problem)
-                else:  # a bug in our own code: the traceback is how it gets found
-                    log.exception("posting to %s failed", job.channel.ref.key())
-                self._finish(job, "failed", str(problem), now)
-                report.failed.append((job.channel.ref, str(problem)))
-                continue
-            if job.pick is None:
-                self._finish(job, "empty", None, now)
-                report.empty.append(job.channel.ref)
-            else:
-                self._finish(job, "posted", ref, now)
-                report.posted.append((job.channel.ref, job.pick.paper_id))
-                log.info("posted paper %d to %s", job.pick.paper_id, job.channel.ref.key())
+            self._record(done, job.claim_id)
+            done = self._deliver(job, reply, deliver, now, report)
+        self._record(done, None)
 
-    def _mark_sending(self, claim_id: int) -> None:
-        """From here the claim is never taken over by lease: its post may be out already."""
+    def _deliver(self, job: _Job, reply: Reply, deliver: Deliver, now: datetime, report: TickReport) -> _Outcome:
+        try:
+            ref = deliver(job.channel.ref, reply)
+        except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later
+            if isinstance(problem, DeliveryRefused | OSError):
+                log.warning("posting to %s failed: %s", job.channel.ref.key(), problem)
+            else:  # a bug in our own code: the traceback is how it gets found
+                log.exception("posting to %s failed", job.channel.ref.key())
+            report.failed.append((job.channel.ref, str(problem)))
+            return _Outcome(job, "failed", str(problem), now)
+        if job.pick is None:
+            report.empty.append(job.channel.ref)
+            return _Outcome(job, "empty", None, now)
+        report.posted.append((job.channel.ref, job.pick.paper_id))
+        log.info("posted paper %d to %s", job.pick.paper_id, job.channel.ref.key())
+        return _Outcome(job, "posted", ref, now)
+
+    def _record(self, done: _Outcome | None, sending: int | None) -> None:
+        """Write the last delivery's outcome (so its message ref is kept) and mark the
+        claim `sending` whose post goes out next: from then on it is never taken over by
+        lease, because its post may be out already."""
+        if done is None and sending is None:
+            return
         with self.db.session() as session:
-            session.execute(update(Claim).where(Claim.id == claim_id).values(state="sending", updated_at=utcnow()))
+            if done is not None:
+                self._finish(session, done)
+            if sending is not None:
+                session.execute(
+                    update(Claim).where(Claim.id == sending).values(state="sending", updated_at=utcnow())
+                )
 
     def _release(self, jobs: list[_Job]) -> None:
         """Give back claims whose post never started: their reserved papers return to the
@@ -307,28 +333,28 @@ class DailyPosts:
                 excluded = excluded | {pick.paper_id}
         return None, None
 
-    def _finish(self, job: _Job, state: str, detail: str | None, now: datetime) -> None:
-        """Record one delivery at once, so a later crash cannot lose its message ref."""
+    @staticmethod
+    def _finish(session: Session, done: _Outcome) -> None:
+        job, state, detail = done.job, done.state, done.detail
         posted = state == "posted"
-        with self.db.session() as session:
-            if job.post_id is not None and posted:
-                session.execute(
-                    update(Post)
-                    .where(Post.id == job.post_id)
-                    .values(state="sent", message_ref=detail, posted_at=now, reason=job.reason)
-                )
-            elif job.post_id is not None:
-                session.execute(delete(Post).where(Post.id == job.post_id))
+        if job.post_id is not None and posted:
             session.execute(
-                update(Claim)
-                .where(Claim.id == job.claim_id)
-                .values(
-                    state=state,
-                    post_id=job.post_id if posted else None,
-                    error=detail if state == "failed" else None,
-                    updated_at=utcnow(),
-                )
+                update(Post)
+                .where(Post.id == job.post_id)
+                .values(state="sent", message_ref=detail, posted_at=done.at, reason=job.reason)
             )
+        elif job.post_id is not None:
+            session.execute(delete(Post).where(Post.id == job.post_id))
+        session.execute(
+            update(Claim)
+            .where(Claim.id == job.claim_id)
+            .values(
+                state=state,
+                post_id=job.post_id if posted else None,
+                error=detail if state == "failed" else None,
+                updated_at=utcnow(),
+            )
+        )
 
     # --- manual picks and replies -------------------------------------------------------
 
