@@ -126,9 +126,9 @@ class PaperClub:
         """Answer one command; logs one line with the channel, command, outcome and time
         (never the arguments: they are what a member typed)."""
         started = time.perf_counter()
-        name = split_command(incoming.text)[0]
+        name, args = split_command(incoming.text)
         try:
-            reply = self._answer(incoming)
+            reply = self._answer(incoming, name, args)
         except DATABASE_UNAVAILABLE as problem:
             log.warning("database unreachable while answering %s: %s", name or "help", type(problem).__name__)
             reply = Reply(text=DATABASE_DOWN, ephemeral=True, ok=False)
@@ -139,8 +139,7 @@ class PaperClub:
         )
         return reply
 
-    def _answer(self, incoming: Incoming) -> Reply:
-        name, args = split_command(incoming.text)
+    def _answer(self, incoming: Incoming, name: str, args: str) -> Reply:
         if not name:
             return self._help(incoming, "")
         command = self.commands.get(name)

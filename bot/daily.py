@@ -5,10 +5,11 @@ INSERT ... ON CONFLICT DO NOTHING, and only for the claims it inserted does it p
 reserve the paper (a posts row, unique per channel and paper), deliver, and record the
 message reference. Two replicas, a restart or a retried tick therefore make one post.
 A claim whose delivery failed is retried by a later tick within the catch-up grace;
-one that was being sent when its process died is left alone (it may have gone out),
-and says so in the log. Each claim is marked "sending" just before its own delivery and
-finished just after, so a process that stops (SIGTERM: `stopping()` turns true) or dies
-between two deliveries leaves only the untouched claims, which the next tick takes.
+one that was being sent when its process died is left alone (it may have gone out;
+its claim stays "sending" for an operator to see). Each claim is marked "sending" just before its own delivery, in
+the transaction that records the previous delivery's outcome, so a process that stops
+(SIGTERM: `stopping()` turns true) or dies between two deliveries leaves only the
+untouched claims, which the next tick takes.
 """
 
 from __future__ import annotations
