@@ -89,11 +89,6 @@ class DiscordSettings(EnvSettings):
         return value
 
 
-def configured(env: Mapping[str, str] | None = None) -> bool:
-    """Whether DISCORD_TOKEN is set."""
-    return DiscordSettings.configured(env)
-
-
 def _shard_options(shards: str, ids: str) -> dict[str, Any] | None:
     """PAPERCLUB_DISCORD_SHARDS: `auto` (Discord's recommended count) or a number N.
     PAPERCLUB_DISCORD_SHARD_IDS: this process's share of the N shards (`0,1` or `0-3`),

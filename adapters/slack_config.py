@@ -120,19 +120,20 @@ class SlackSettings(EnvSettings):
             settings = super().from_env(present)
         except ConfigError as problem:
             problems = str(problem).splitlines()
-        problems = _credential_problems(*(name in present for name in _RULE_VARIABLES)) + problems
+        problems = _credential_problems({name for name in CREDENTIAL_VARIABLES if name in present}) + problems
         if problems:
             raise ConfigError("\n".join(problems))
         return settings
 
     def _check(self) -> None:
-        problems = _credential_problems(
-            self.bot_token is not None,
-            self.client_id is not None,
-            bool(self.client_secret),
-            bool(self.signing_secret),
-            self.app_token is not None,
-        )
+        given = {
+            "SLACK_BOT_TOKEN": self.bot_token is not None,
+            "SLACK_CLIENT_ID": self.client_id is not None,
+            "SLACK_CLIENT_SECRET": bool(self.client_secret),
+            "SLACK_SIGNING_SECRET": bool(self.signing_secret),
+            "SLACK_APP_TOKEN": self.app_token is not None,
+        }
+        problems = _credential_problems({name for name, present in given.items() if present})
         if problems:
             raise ConfigError("\n".join(problems))
 
@@ -163,19 +164,11 @@ class SlackSettings(EnvSettings):
         return _port(value) if isinstance(value, str) else value
 
 
-_RULE_VARIABLES = (
-    "SLACK_BOT_TOKEN",
-    "SLACK_CLIENT_ID",
-    "SLACK_CLIENT_SECRET",
-    "SLACK_SIGNING_SECRET",
-    "SLACK_APP_TOKEN",
-)
-
-
-def _credential_problems(
-    bot_token: bool, client_id: bool, client_secret: bool, signing_secret: bool, app_token: bool
-) -> list[str]:
-    """Which credentials go together, from which of them are set."""
+def _credential_problems(given: set[str]) -> list[str]:
+    """Which credentials go together, from which of CREDENTIAL_VARIABLES are set."""
+    bot_token, app_token = "SLACK_BOT_TOKEN" in given, "SLACK_APP_TOKEN" in given
+    client_id, client_secret = "SLACK_CLIENT_ID" in given, "SLACK_CLIENT_SECRET" in given
+    signing_secret = "SLACK_SIGNING_SECRET" in given
     problems = []
     if client_id == bot_token:
         problems.append(
@@ -195,11 +188,6 @@ def _credential_problems(
             "SLACK_SIGNING_SECRET is not set: copy it from the app's Basic Information page"
         )
     return problems
-
-
-def configured(env: Mapping[str, str] | None = None) -> bool:
-    """Whether any Slack credential variable is set."""
-    return SlackSettings.configured(env)
 
 
 def _reveal(secret: SecretStr | None) -> str | None:

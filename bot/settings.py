@@ -131,15 +131,6 @@ class EnvSettings(BaseSettings):
         return MappingEnvSource(cls, env)()
 
     @classmethod
-    def problems_in(cls, env: Mapping[str, str] | None = None) -> list[str]:
-        """Every problem with this class's variables in `env`, one line each."""
-        try:
-            cls.from_env(env)
-        except ConfigError as problem:
-            return str(problem).splitlines()
-        return []
-
-    @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None):
         try:
             return cls(**cls.values_from(env))
