@@ -1,1 +1,1 @@
-"""Adapters: translate a platform's payloads to the core's messages and back, nothing else."""
+"""Adapters: the faces of the core (the command line, the console, Slack, Discord, the serving runtime); they translate and nothing else. Import bot and store."""

@@ -18,11 +18,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import NamedTuple
 
-from adapters.discord_config import DiscordSettings
-from adapters.slack_config import DEFAULT_API_URL as SLACK_API_URL
-from adapters.slack_config import DEFAULT_PORT, SlackSettings
-from bot.feed_fetch import FeedError, FetchPolicy
-from bot.settings import (
+from adapters.discord.config import DiscordSettings
+from adapters.slack.config import DEFAULT_API_URL as SLACK_API_URL
+from adapters.slack.config import DEFAULT_PORT, SlackSettings
+from bot.corpus.fetch import FeedError, FetchPolicy
+from bot.ops.settings import (
     DATABASE_VARIABLES,
     DEFAULT_GRACE,
     DEFAULT_TICK_SECONDS,

@@ -11,7 +11,7 @@ Slack's paper of the day too, and the web processes can scale out without one.
 
 SIGTERM (a deploy, a daily restart) and Ctrl-C stop it gracefully: no new request is
 taken, the post in flight finishes, posts not yet started are released for the next
-process (bot/daily.py), answers in flight get a few seconds, then the process exits 0.
+process (bot/daily/posts.py), answers in flight get a few seconds, then the process exits 0.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from typing import Any
 from adapters.config_check import startup_settings
 from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint
 from bot.app import ConfigError, Services, utc_now
-from bot.feeds import JOB_PREFIX as FEED_JOB_PREFIX, sync_jobs
-from bot.health import health_report
-from bot.heartbeats import Heartbeats
 from bot.core import DATABASE_UNAVAILABLE
+from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
+from bot.corpus.feeds import sync_jobs
+from bot.ops.health import health_report
+from bot.ops.heartbeats import Heartbeats
 from bot.scheduler import Deliveries, start_background, tick_job
 
 log = logging.getLogger(__name__)
@@ -107,17 +108,17 @@ def serve(
 def _build(process: Process, slack, discord, slack_configured, env: Mapping[str, str]) -> None:
     services = process.services
     if slack is not None:
-        from adapters.slack_app import SlackServer
+        from adapters.slack.app import SlackServer
 
         process.slack = SlackServer(services, slack, extra={HEALTH_PATH: process.health_endpoint()})
         process.deliveries["slack"] = process.slack.delivery
     elif slack_configured is not None and process.scheduler_on:
-        from adapters.slack_app import SlackDelivery, bot_clients
+        from adapters.slack.app import SlackDelivery, bot_clients
 
         process.deliveries["slack"] = SlackDelivery(bot_clients(services, slack_configured))
     if discord is not None:
-        from adapters.discord_app import DiscordRunner
-        from adapters.discord_endpoint import use_api_url
+        from adapters.discord.app import DiscordRunner
+        from adapters.discord.endpoint import use_api_url
 
         if discord.api_url:
             use_api_url(discord.api_url)

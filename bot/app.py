@@ -11,16 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from bot.channels import Channels
 from bot.core import PaperClub
-from bot.daily import DailyPosts
-from bot.library import Library
-from bot.meetings import Meetings
-from bot.picks import Picker
-from bot.polls import Polls
-from bot.search import SearchService
-from bot.settings import ConfigError, catchup_from_env  # noqa: F401  (ConfigError: re-exported)
-from bot.votes import Votes
+from bot.corpus.library import Library
+from bot.daily.channels import Channels
+from bot.daily.picks import Picker
+from bot.daily.posts import DailyPosts
+from bot.meetings.meetings import Meetings
+from bot.ops.settings import ConfigError, catchup_from_env  # noqa: F401  (ConfigError: re-exported)
+from bot.search.service import SearchService
+from bot.votes.polls import Polls
+from bot.votes.votes import Votes
 from store import Database, resolve_database_url
 
 

@@ -9,20 +9,20 @@ from datetime import datetime, timezone
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from bot.cards import card
-from bot.channel_commands import ChannelCommands
-from bot.channels import Channels
-from bot.daily import DailyPosts, Deliver, TickReport
+from bot.corpus.library import Library
+from bot.daily.cards import card
+from bot.daily.channels import Channels
+from bot.daily.commands import ChannelCommands
+from bot.daily.posts import DailyPosts, Deliver, TickReport
 from bot.grammar import Command, NotAllowed, UsageError, split_command, usage_reply
-from bot.library import Library
-from bot.logs import event
-from bot.meeting_commands import MeetingCommands
-from bot.meetings import Meetings
+from bot.meetings.commands import MeetingCommands
+from bot.meetings.meetings import Meetings
 from bot.messages import Incoming, Reply
-from bot.polls import Polls
-from bot.search import Query, QueryError, SearchService
-from bot.vote_commands import VoteCommands
-from bot.votes import Votes
+from bot.ops.logs import event
+from bot.search.service import Query, QueryError, SearchService
+from bot.votes.commands import VoteCommands
+from bot.votes.polls import Polls
+from bot.votes.votes import Votes
 
 log = logging.getLogger(__name__)
 

@@ -21,10 +21,10 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
-from bot.daily import Deliver, TickReport
-from bot.heartbeats import SCHEDULER, Heartbeats
-from bot.logs import event
+from bot.daily.posts import Deliver, TickReport
 from bot.messages import ChannelRef, Reply
+from bot.ops.heartbeats import SCHEDULER, Heartbeats
+from bot.ops.logs import event
 
 log = logging.getLogger(__name__)
 

@@ -21,12 +21,14 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from bot.app import build_services
-from bot.library import Library
+from bot.corpus.library import Library
 from store import Database
 
 PG_URL = os.environ.get("PAPERCLUB_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REQUIRE_PG = os.environ.get("PAPERCLUB_REQUIRE_POSTGRES") == "1"
 SEEDS = Path(str(resources.files("bot") / "demo_corpus"))
+REPO = Path(__file__).resolve().parents[1]  # the checkout: README, Procfile, Dockerfile
+DATA = REPO / "tests" / "data"  # recorded and hand-made inputs shared by the tests
 SEED_FILES = {
     "openreview": SEEDS / "iclr2021-openreview.md",
     "poster-session": SEEDS / "iclr2023-poster-session.txt",

@@ -6,7 +6,7 @@ for a discord.Interaction: its `response` and `followup` record what the bot ans
 and follow Discord's rules where they matter: one initial response, the first followup
 after a deferral replaces the "thinking" message and keeps the deferral's visibility.
 Every method here has the parameter names of the discord.py method it stands for
-(tests/test_discord.py checks), so the adapter cannot call what discord.py lacks.
+(tests/discord/test_discord.py checks), so the adapter cannot call what discord.py lacks.
 """
 
 from __future__ import annotations

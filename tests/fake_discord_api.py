@@ -4,7 +4,7 @@ Just enough of Discord for discord.py's `Client.start(token)` to log in, connect
 gateway and become ready, and for paperclub to post: every answer has the fields
 discord.py reads, shaped as Discord's API reference shows them (sections named below).
 It keeps what the bot posted, edited and opened for the test to look at. Point the bot
-at it with `adapters.discord_endpoint.use_api_url(fake.api_url)` or DISCORD_API_URL.
+at it with `adapters.discord.endpoint.use_api_url(fake.api_url)` or DISCORD_API_URL.
 
 REST, under /api/v10, with `Authorization: Bot <token>` checked (401 otherwise):
   GET   /gateway, /gateway/bot             Topics > Gateway: Get Gateway (Bot)

@@ -7,14 +7,14 @@ import json
 import re
 import shlex
 import tomllib
-from pathlib import Path
 
 import pytest
 
+from adapters.cli.main import build_parser
 from adapters.wsgi import HEALTH_PATH
-from bot.cli import build_parser
+from tests.conftest import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 
 
 def _procfile() -> dict[str, list[str]]:

@@ -16,11 +16,18 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from adapters.slack_bench import post_signed
+from adapters.slack.bench import post_signed
+from adapters.slack.fake_api import (
+    BOT_TOKEN,
+    SIGNING_SECRET,
+    TEAM,
+    FakeSlack,
+    signed_headers,
+    slash_command,
+)
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, UserRef
-from tests.fake_slack import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack, signed_headers, slash_command
-from tests.serve_process import ServeProcess, free_port, get_json
+from tests.processes import ServeProcess, free_port, get_json
 
 OUTAGE_SECONDS = 30
 

@@ -14,7 +14,7 @@ class FakeCore:
         self.calls = []
 
     def tick(self, now, deliver, platforms, stopping=None):
-        from bot.daily import TickReport
+        from bot.daily.posts import TickReport
 
         self.calls.append((now, deliver, platforms))
         return TickReport()
@@ -78,7 +78,7 @@ def test_a_set_stop_flag_runs_no_tick_and_the_tick_sees_it():
     job = tick_job(core, lambda: datetime.now(timezone.utc), object(), ["slack"], stop)
     seen = []
     def tick(now, deliver, platforms, stopping):
-        from bot.daily import TickReport
+        from bot.daily.posts import TickReport
 
         seen.append(stopping())
         return TickReport()
@@ -91,7 +91,7 @@ def test_a_set_stop_flag_runs_no_tick_and_the_tick_sees_it():
 
 
 def test_each_tick_leaves_a_heartbeat_with_what_it_did(sqlite_db):
-    from bot.heartbeats import SCHEDULER, Heartbeats
+    from bot.ops.heartbeats import SCHEDULER, Heartbeats
 
     moment = datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc)
     beats = Heartbeats(sqlite_db, host="worker-1", pid=42)

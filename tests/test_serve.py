@@ -16,13 +16,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
+from adapters.slack.fake_api import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack
 from bot.app import build_services
-from bot.feeds import Feeds
+from bot.corpus.feeds import Feeds
 from bot.messages import ChannelRef, Incoming, UserRef
 from store.models import Channel, Claim, Post
-from tests.fake_discord_api import GUILD_ID, TOKEN as DISCORD_TOKEN, FakeDiscordAPI
-from tests.fake_slack import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack
-from tests.serve_process import ServeProcess, free_port, get_json
+from tests.fake_discord_api import GUILD_ID, FakeDiscordAPI
+from tests.fake_discord_api import TOKEN as DISCORD_TOKEN
+from tests.processes import ServeProcess, free_port, get_json
 
 SLACK_CHANNELS = ("C0ALPHA", "C0BETA", "C0GAMMA")
 DISCORD_CHANNELS = (1_100_000_000_000_000_301, 1_100_000_000_000_000_302, 1_100_000_000_000_000_303)

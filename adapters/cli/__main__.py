@@ -1,0 +1,5 @@
+"""`python -m adapters.cli`: the `paperclub` command without the installed script."""
+
+from adapters.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,411 @@
+"""The `paperclub` command line: import, export, search, console, demo, db, serve."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import TextIO
+
+from adapters.cli import feeds as feed_cli
+from adapters.cli import search as search_cli
+from bot import __version__
+from bot.app import ConfigError, Services, build_services, utc_now
+from bot.corpus.library import ImportSummary, Library
+from bot.corpus.readers import FORMATS
+from bot.corpus.records import CorpusFormatError
+from bot.search.service import Query, QueryError
+from store import Database, resolve_database_url
+from store.database import SchemaOutOfDate
+
+DEMO_COLLECTIONS = {
+    "iclr2021-openreview.md": "iclr2021",
+    "iclr2023-poster-session.txt": "iclr2023-posters",
+    "trending-papers.txt": "trending",
+    "iclr2022-topics.txt": "iclr2022-topics",
+    "iclr2022-blog-review.txt": "iclr2022-blog",
+}
+DEMO_STEPS = (
+    "search diffusion models robustness",
+    "show {top}",
+    "similar {top}",
+    "topics add reinforcement learning",
+    "next",
+)
+
+
+def open_services(url: str | None = None, at: datetime | None = None) -> Services:
+    """The services, with the clock fixed at `at` when the user travels in time."""
+    return build_services(url, clock=(lambda: at) if at else utc_now)
+
+
+# --- commands -----------------------------------------------------------------------------
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    services = open_services(args.database_url)
+    failed = 0
+    for path in args.paths:
+        try:
+            summary = import_with_progress(services.library, Path(path), args.collection, args.format)
+        except (CorpusFormatError, OSError) as problem:
+            failed += 1
+            print(f"error: {_where(problem, path)}", file=sys.stderr)
+            print(f"{path}: nothing imported", file=sys.stderr)
+            continue
+        print(format_summary(summary))
+    search_cli.update_index(services.search)
+    return 1 if failed else 0
+
+
+def _where(problem: Exception, path: str) -> str:
+    if isinstance(problem, CorpusFormatError):
+        return str(problem)
+    return f"{path}: {getattr(problem, 'strerror', None) or problem}"
+
+
+def import_with_progress(library: Library, path: Path, collection: str | None, fmt: str | None) -> ImportSummary:
+    """A progress bar on a terminal for large files; plain output when piped."""
+    if not sys.stderr.isatty():
+        return library.import_file(path, collection, fmt)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task(f"importing {path.name}", total=None)
+        return library.import_file(
+            path, collection, fmt, progress=lambda done, total: progress.update(task, completed=done, total=total)
+        )
+
+
+def format_summary(s: ImportSummary) -> str:
+    return (
+        f"{s.path}: {s.format}, collection {s.collection}: "
+        f"{s.added} added, {s.updated} updated, {s.unchanged} unchanged"
+    )
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    services = open_services(args.database_url)
+    if args.output in (None, "-"):
+        count = services.library.export(sys.stdout)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = services.library.export(out)
+    print(f"exported {count} papers", file=sys.stderr)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    services = open_services(args.database_url)
+    if args.batch:
+        return run_batch(services, args.batch, args.k)
+    text = " ".join(args.query)
+    if not text.strip():
+        print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)
+        return 2
+    return _print_search(services, text, args)
+
+
+def _print_search(services: Services, text: str, args: argparse.Namespace) -> int:
+    from adapters.console import render_card
+    from bot.daily.cards import card
+
+    try:
+        query = Query.parse(text)
+    except QueryError as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    index = services.search.current()
+    hits = index.search(query, args.k)
+    papers = services.library.get_many(h.paper_id for h in hits)
+    cards = [card(papers[h.paper_id], services.search.tokenizer, h) for h in hits]
+    if args.json:
+        print(json.dumps({"query": text, "hits": [c.__dict__ for c in cards]}, ensure_ascii=False))
+    elif not cards:
+        print(f"No papers match `{text}`.")
+    else:
+        print("\n\n".join(render_card(c) for c in cards))
+    return 0
+
+
+def run_batch(services: Services, source: str, k: int) -> int:
+    """One query a line in, one JSON line out, all against one loaded index."""
+    index = services.search.current()
+    stream: TextIO = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    searched = 0.0
+    count = 0
+    with stream:
+        for line in stream:
+            text = line.strip()
+            if not text:
+                continue
+            started = time.perf_counter()
+            try:
+                hits = index.search(Query.parse(text), k)
+                result = {"query": text, "hits": [_batch_hit(index, h) for h in hits]}
+            except QueryError as problem:
+                result = {"query": text, "error": str(problem), "hits": []}
+            searched += time.perf_counter() - started
+            count += 1
+            print(json.dumps(result, ensure_ascii=False))
+    print(f"{count} queries, {searched * 1000:.1f} ms search time", file=sys.stderr)
+    return 0
+
+
+def _batch_hit(index, hit) -> dict:
+    return {"id": hit.paper_id, "title": index.title(hit.paper_id), "score": hit.score}
+
+
+def parse_instant(text: str) -> datetime:
+    """--at: ISO-8601; a time without a zone is taken as UTC."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not ISO-8601, e.g. 2026-11-23T09:00:00+01:00") from None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+def cmd_tick(args: argparse.Namespace) -> int:
+    """Post every due pick once and return; console channels print theirs here."""
+    from adapters.console import ConsoleDelivery
+
+    services = open_services(args.database_url, args.at)
+    report = services.core.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
+    print(
+        f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {len(report.posted)} posted, "
+        f"{len(report.empty)} with nothing left, {len(report.failed)} failed, {len(report.skipped)} skipped, "
+        f"{report.polls_closed} polls closed",
+        file=sys.stderr,
+    )
+    return 1 if report.failed else 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the chat adapters named (none: every one configured) and the scheduler."""
+    import os
+
+    from adapters.runtime import serve
+    from bot.ops.logs import configure
+    from bot.ops.settings import CoreSettings
+
+    core = CoreSettings.from_env(os.environ)  # a bad level or format is a ConfigError here
+    configure(core.log_level, core.log_format)
+    services = open_services(args.database_url)
+    platforms = list(dict.fromkeys(args.platforms))
+    if args.scheduler_only and platforms:
+        print("error: --scheduler-only runs no chat app: name no platform with it", file=sys.stderr)
+        return 2
+    return serve(services, platforms, scheduler=not args.no_scheduler, apps=not args.scheduler_only)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    import os
+
+    from adapters.config_check import check
+
+    text, code = check(os.environ, connect=not args.offline)
+    print(text)
+    return code
+
+
+def cmd_slack(args: argparse.Namespace) -> int:
+    from adapters.slack.app import manifest
+
+    print(manifest(args.url))
+    return 0
+
+
+def cmd_slack_bench(args: argparse.Namespace) -> int:
+    from adapters.slack.bench import main as slack_bench
+
+    return slack_bench(["--requests", str(args.requests), "--concurrency", str(args.concurrency)])
+
+
+def cmd_discord(args: argparse.Namespace) -> int:
+    from adapters.discord.app import sync
+
+    return sync(args.guild)
+
+
+def cmd_tick_bench(args: argparse.Namespace) -> int:
+    from adapters.cli.tick_bench import run_tick_bench
+
+    url = args.database_url or resolve_database_url()
+    print(run_tick_bench(url, args.channels).line())
+    return 0
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    from adapters.console import ConsoleSession
+
+    services = open_services(args.database_url, args.at)
+    session = ConsoleSession(services.core, channel=args.channel, user=args.user, manager=args.manager)
+    session.run(sys.stdin, sys.stdout, as_json=args.json, prompt=sys.stdin.isatty() and not args.json)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from adapters.console import ConsoleSession, render_text
+
+    services = open_services(args.database_url)
+    print(f"paperclub demo: importing the bundled corpus into {services.db.describe()}\n")
+    corpus = resources.files("bot") / "demo_corpus"
+    for name, collection in DEMO_COLLECTIONS.items():
+        with resources.as_file(corpus / name) as path:
+            summary = services.library.import_file(path, collection)
+        print("  " + format_summary(summary).replace(str(path), name))
+    session = ConsoleSession(services.core, channel="demo", user="demo", manager=True)
+    top = None
+    for step in DEMO_STEPS:
+        command = step.format(top=top)
+        print(f"\n/paper {command}\n")
+        reply = session.send(command)
+        print(render_text(reply))
+        if top is None and reply.cards:
+            top = reply.cards[0].paper_id
+    print("\nTry it yourself: paperclub console   (type `help`)")
+    return 0
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    db = Database(args.database_url or resolve_database_url())
+    if args.action == "upgrade":
+        before, after = db.upgrade()
+        print(f"{db.describe()}: schema {before or 'empty'} -> {after}")
+    else:
+        print(f"{db.describe()}: schema {db.current_revision() or 'empty'} (code needs {db.head_revision()})")
+    return 0
+
+
+# --- parser -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="paperclub",
+        description="A chat bot for research reading groups: search papers, a paper of the day, votes.",
+    )
+    parser.add_argument("--version", action="version", version=f"paperclub {__version__}")
+    parser.add_argument(
+        "--database-url",
+        help="SQLAlchemy URL (default: $PAPERCLUB_DATABASE_URL, $DATABASE_URL, sqlite:///paperclub.db)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("import", help="import corpus files (format detected from content)")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--collection", help="collection name (default: the file name without extension)")
+    p.add_argument("--format", choices=sorted(FORMATS), help="skip detection and read as this format")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="write every paper as JSON Lines")
+    p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("search", help="search the corpus (BM25)")
+    p.add_argument("query", nargs="*", help='words and filters: author:NAME track:oral in:COLLECTION tag:WORD')
+    p.add_argument("-k", type=_positive, default=10, help="number of results (default 10)")
+    p.add_argument("--json", action="store_true", help="print the hits as JSON")
+    p.add_argument("--batch", metavar="FILE", help="one query a line from FILE (or - for stdin), JSON lines out")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("console", help="chat with the bot on stdin/stdout")
+    p.add_argument("--channel", default="general", help="console channel id (default: general)")
+    p.add_argument("--user", default="console", help="member id (default: console)")
+    p.add_argument("--manager", action="store_true", help="act as a channel manager")
+    p.add_argument("--json", action="store_true", help="print each reply as JSON")
+    p.add_argument("--at", type=parse_instant, help="run the session at this instant (ISO-8601), to travel in time")
+    p.set_defaults(func=cmd_console)
+
+    p = sub.add_parser("tick", help="post every due paper of the day once, then exit")
+    p.add_argument("--at", type=parse_instant, help="pretend it is this instant (ISO-8601)")
+    p.add_argument("--json", action="store_true", help="print console posts as JSON")
+    p.set_defaults(func=cmd_tick)
+
+    p = sub.add_parser("tick-bench", help="time one tick with many channels due at once (use a scratch database)")
+    p.add_argument("--channels", type=_positive, default=10_000, help="channels due in the same minute (10000)")
+    p.set_defaults(func=cmd_tick_bench)
+
+    p = sub.add_parser(
+        "serve",
+        help="run the Slack and/or Discord apps and the scheduler (a tick every minute)",
+        description="Run the chat apps and the scheduler until SIGTERM or Ctrl-C. The scheduler posts "
+        "to every platform whose credentials are set, whichever apps this process runs.",
+    )
+    # No `choices` here: argparse checks an empty list against them and refuses it.
+    p.add_argument("platforms", nargs="*", type=_platform, metavar="PLATFORM",
+                   help="slack and/or discord (default: every platform configured; none configured: "
+                        "the scheduler alone, for console channels)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--no-scheduler", action="store_true",
+                      help="no scheduler here (Slack web processes that scale out; one worker schedules)")
+    mode.add_argument("--scheduler-only", action="store_true",
+                      help="the scheduler alone, no chat app (a worker for Slack-only deployments)")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("config", help="configuration from the environment")
+    config = p.add_subparsers(dest="config_command", required=True, metavar="ACTION")
+    q = config.add_parser("check", help="print every setting (secrets masked) and what is wrong",
+                          description="Print every setting paperclub reads from the environment (secrets "
+                          "masked) and every problem, one line each; exit 1 if there is any. The database "
+                          "is opened to check that it answers and that its schema is current.")
+    q.add_argument("--offline", action="store_true", help="do not open the database")
+    q.set_defaults(func=cmd_config)
+
+    p = sub.add_parser("slack", help="Slack app helpers")
+    slack = p.add_subparsers(dest="slack_command", required=True, metavar="ACTION")
+    q = slack.add_parser("manifest", help="print the Slack app manifest for this deployment")
+    q.add_argument("--url", required=True, help="public base URL, e.g. https://paperclub.example.org")
+    q.set_defaults(func=cmd_slack)
+    q = slack.add_parser("bench", help="p50/p99 of signed /paper search requests against a local serve "
+                         "process and a stand-in Slack API (seed corpus, scratch database)")
+    q.add_argument("--requests", type=int, default=1000, help="signed searches to time (default 1000)")
+    q.add_argument("--concurrency", type=int, default=4, help="clients at once (default 4)")
+    q.set_defaults(func=cmd_slack_bench)
+
+    p = sub.add_parser("discord", help="Discord app helpers")
+    discord = p.add_subparsers(dest="discord_command", required=True, metavar="ACTION")
+    q = discord.add_parser("sync", help="register the /paper commands with Discord (on demand, not every start)")
+    q.add_argument("--guild", type=int, help="one guild (instant); without it, global (slow to propagate)")
+    q.set_defaults(func=cmd_discord)
+
+    p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("db", help="database schema")
+    p.add_argument("action", choices=["upgrade", "current"])
+    p.set_defaults(func=cmd_db)
+    search_cli.add_commands(sub)  # bench, eval
+    feed_cli.add_commands(sub)  # feed add|list|remove|refresh
+    return parser
+
+
+def _platform(value: str) -> str:
+    if value not in ("slack", "discord"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a platform: slack or discord")
+    return value
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (SchemaOutOfDate, ConfigError) as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""The command-line side of search at scale: `paperclub bench`, `paperclub eval`, and
+bringing the persisted index up to date after `paperclub import`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bot.search.bm25 import Bm25Params
+
+DEFAULT_SIZES = "10k,100k,1M"
+
+
+def update_index(search) -> None:
+    """After an import: load, extend or build the index for the new revision and write
+    it, so the running bot only has to switch to it (bot.search.service.SearchService)."""
+    started = time.perf_counter()
+    index = search.current()
+    where = f" in {search.store.root}" if search.store is not None else ""
+    print(
+        f"search index: {len(index):,} papers at revision {index.revision}{where} "
+        f"({time.perf_counter() - started:.1f} s)",
+        file=sys.stderr,
+    )
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from bot.search.evaluation import BeirFormatError, as_json, describe, evaluate, read_beir
+
+    folder = Path(args.folder)
+    try:
+        data = read_beir(folder, args.split)
+    except (OSError, BeirFormatError) as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        print(
+            f"{folder} should hold corpus.jsonl, queries.jsonl and qrels/{args.split}.tsv",
+            file=sys.stderr,
+        )
+        return 1
+    result = evaluate(data, params=Bm25Params(k1=args.k1, b=args.b), title_weight=args.title_weight)
+    print(as_json(result) if args.json else describe(result))
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from bot.search.bench.engines import ENGINES
+    from bot.search.bench.runner import plot, run_bench, table, write_json
+    from bot.search.bench.synthetic import parse_size
+
+    try:
+        sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+        rank_bm25_max = parse_size(args.rank_bm25_max)
+    except ValueError as problem:
+        print(f"error: --sizes/--rank-bm25-max: {problem}", file=sys.stderr)
+        return 2
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        print(
+            f"error: unknown engine {', '.join(unknown)}; choose from {', '.join(ENGINES)}",
+            file=sys.stderr,
+        )
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.work_dir:  # a named scratch place may not exist yet
+        Path(args.work_dir).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="paperclub-bench-", dir=args.work_dir) as work:
+        results = run_bench(
+            sizes,
+            engines,
+            Path(work),
+            args.queries,
+            rank_bm25_max,
+            log=lambda line: print(line, file=sys.stderr),
+        )
+    print(table(results))
+    write_json(results, out / "bench.json", args.queries)
+    drawn = plot(results, out / "bench.png")
+    print(
+        f"\nwrote {out / 'bench.json'}"
+        + (f" and {out / 'bench.png'}" if drawn else " (no PNG: pip install 'paperclub[bench]')")
+    )
+    return 0
+
+
+def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="time paperclub's search against rank-bm25, bm25s and tantivy")
+    p.add_argument(
+        "--sizes", default=DEFAULT_SIZES, help=f"synthetic corpus sizes (default {DEFAULT_SIZES})"
+    )
+    p.add_argument(
+        "--engines", default="paperclub,rank-bm25,bm25s,tantivy", help="engines to compare"
+    )
+    p.add_argument(
+        "--queries", type=int, default=300, help="queries per engine and size (default 300)"
+    )
+    p.add_argument(
+        "--rank-bm25-max", default="100k", help="largest corpus for rank-bm25 (default 100k)"
+    )
+    p.add_argument("--out", default="bench-results", help="directory for bench.json and bench.png")
+    p.add_argument("--work-dir", help="where the indexes are built (default: the system temp dir)")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("eval", help="nDCG@10 and Recall@100 on a BEIR folder")
+    p.add_argument("folder", metavar="DIR", help="corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv")
+    p.add_argument("--split", default="test", help="qrels file to use (default test)")
+    p.add_argument(
+        "--k1", type=float, default=Bm25Params.k1, help=f"BM25 k1 (default {Bm25Params.k1})"
+    )
+    p.add_argument("--b", type=float, default=Bm25Params.b, help=f"BM25 b (default {Bm25Params.b})")
+    p.add_argument(
+        "--title-weight", type=int, default=1, help="times the title is indexed (default 1)"
+    )
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_eval)

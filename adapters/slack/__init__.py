@@ -1,0 +1,1 @@
+"""The Slack face: a bolt App over HTTP or Socket Mode, Block Kit rendering, its settings and manifest. Imports slack_bolt, slack_sdk and bot; never discord."""

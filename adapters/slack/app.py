@@ -1,0 +1,449 @@
+"""The Slack adapter: `/paper` and button clicks in, Block Kit out, on the real bolt `App`.
+
+It translates and nothing else: a slash command or a click becomes an `Incoming`, the
+core answers with a `Reply`, and the reply is rendered (adapters/slack/blocks.py) and
+sent the way Slack needs it. Most commands are answered inside the 3-second ack itself;
+those whose answer is a channel post or edits one are acked at once and answered by a
+bolt lazy listener. `SlackServer` runs it in `paperclub serve` (adapters/runtime.py)
+over HTTP (waitress, a production WSGI server) or, with SLACK_APP_TOKEN, over Socket
+Mode for development.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+
+from slack_bolt import Ack, App, Respond
+from slack_bolt.error import BoltError
+from slack_bolt.oauth.oauth_settings import OAuthSettings
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+)
+from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+
+from adapters.slack.blocks import ACTION_ID_PREFIX, message
+from adapters.slack.config import (
+    EVENTS_PATH,
+    INSTALL_PATH,
+    REDIRECT_PATH,
+    SlackSettings,
+    bot_scopes,
+    manifest,
+)
+from bot.app import ConfigError, Services
+from bot.core import PaperClub
+from bot.grammar import split_command
+from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
+from bot.ops.logs import drop_expected
+
+# `manifest` is here for `paperclub slack manifest`, beside `serve`.
+__all__ = [
+    "BotClients",
+    "Managers",
+    "SlackDelivery",
+    "SlackListeners",
+    "SlackServer",
+    "bot_clients",
+    "build_app",
+    "command_text",
+    "manifest",
+    "web_client",
+]
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "slack"
+# `next` and `poll` pick over the whole corpus and become channel posts (posted through
+# chat.postMessage: votes need the message's ts); `vote` edits the voted message. These
+# are acked at once and answered by the lazy listener; everything else inside the ack.
+LAZY_COMMANDS = frozenset({"next", "poll", "vote"})
+MANAGER_CACHE_SECONDS = 300.0  # an admin's rights, as users.info reported them
+RATE_LIMIT_RETRIES = 3
+HTTP_THREADS = 8
+LISTENER_THREADS = 16  # bolt runs each ack and lazy listener on this pool, beside the HTTP thread
+OAUTH_STATE_SECONDS = 600
+NOT_INSTALLED = (
+    "paperclub is not installed in this workspace any more: a workspace admin can add it again "
+    f"from the install page ({INSTALL_PATH} on this app's host)."
+)
+_ACTION_ID = re.compile("^" + re.escape(ACTION_ID_PREFIX) + r"\d+$")
+_LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>")
+
+
+def web_client(api_url: str, token: str | None = None) -> WebClient:
+    """A Web API client at `api_url` (SLACK_API_URL) that waits out 429s (Retry-After)."""
+    return WebClient(
+        token=token,
+        base_url=api_url,
+        retry_handlers=[
+            ConnectionErrorRetryHandler(),
+            RateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES),
+        ],
+    )
+
+
+def command_text(raw: str) -> str:
+    """What the member typed after /paper. Slack escapes &, < and > and sends links as
+    <url|label>; mentions (<@U123|name>) are left as they are: the core reads them."""
+    text = _LINK.sub(lambda link: link.group(1), raw)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+# --- who may manage -----------------------------------------------------------------------
+
+
+class Managers:
+    """Workspace admins and owners (users.info, cached for a few minutes, so a demoted
+    admin keeps the right that long at most) and the ids in PAPERCLUB_SLACK_MANAGERS."""
+
+    def __init__(
+        self,
+        allowlist: frozenset[str],
+        ttl: float = MANAGER_CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.allowlist = allowlist
+        self.ttl = ttl
+        self.clock = clock
+        self._known: dict[tuple[str, str], tuple[bool, float]] = {}
+
+    def is_manager(self, client: WebClient, team_id: str, user_id: str) -> bool:
+        if user_id in self.allowlist:
+            return True
+        now = self.clock()
+        known = self._known.get((team_id, user_id))
+        if known is not None and known[1] > now:
+            return known[0]
+        try:
+            user = client.users_info(user=user_id)["user"]
+        except (SlackApiError, OSError) as problem:
+            # Not cached: the next command asks again instead of locking an admin out.
+            log.warning(
+                "users.info for %s failed (%s): treated as a member", user_id, _error(problem)
+            )
+            return False
+        answer = bool(user.get("is_admin") or user.get("is_owner"))
+        self._known[(team_id, user_id)] = (answer, now + self.ttl)
+        return answer
+
+
+# --- the listeners --------------------------------------------------------------------------
+
+
+class SlackListeners:
+    """The bolt listeners: each builds an `Incoming`, asks the core, and sends the `Reply`."""
+
+    def __init__(self, core: PaperClub, managers: Managers):
+        self.core = core
+        self.managers = managers
+
+    def register(self, app: App) -> None:
+        app.command("/paper", matchers=[self.answered_later])(
+            ack=acknowledge, lazy=[self.answer_command]
+        )
+        app.command("/paper")(self.answer_in_ack)
+        app.action(_ACTION_ID)(ack=acknowledge, lazy=[self.answer_click])
+
+    @staticmethod
+    def answered_later(command: dict) -> bool:
+        return split_command(command_text(command.get("text", "")))[0] in LAZY_COMMANDS
+
+    def answer_in_ack(self, ack: Ack, command: dict, client: WebClient) -> None:
+        ack(**_response(self.core.handle(self._command_incoming(command, client))))
+
+    def answer_command(self, command: dict, client: WebClient, respond: Respond) -> None:
+        reply = self.core.handle(self._command_incoming(command, client))
+        self._send(reply, command["channel_id"], client, respond)
+
+    def answer_click(self, body: dict, client: WebClient, respond: Respond) -> None:
+        user = body["user"]
+        incoming = Incoming(
+            ChannelRef(PLATFORM, body["team"]["id"], body["channel"]["id"]),
+            self._user(
+                client, body["team"]["id"], user["id"], user.get("username") or user.get("name", "")
+            ),
+            body["actions"][0]["value"],  # the exact command text the button stands for
+        )
+        self._send(self.core.handle(incoming), body["channel"]["id"], client, respond)
+
+    def _command_incoming(self, command: dict, client: WebClient) -> Incoming:
+        return Incoming(
+            ChannelRef(PLATFORM, command["team_id"], command["channel_id"]),
+            self._user(
+                client, command["team_id"], command["user_id"], command.get("user_name", "")
+            ),
+            command_text(command.get("text", "")),
+        )
+
+    def _user(self, client: WebClient, team_id: str, user_id: str, name: str) -> UserRef:
+        return UserRef(PLATFORM, user_id, name, self.managers.is_manager(client, team_id, user_id))
+
+    def _send(self, reply: Reply, channel_id: str, client: WebClient, respond: Respond) -> None:
+        """A post goes out through chat.postMessage (its ts is remembered for votes and
+        threads), a result into its post's thread, anything else back to the member."""
+        try:
+            if _is_post(reply):
+                posted = client.chat_postMessage(
+                    channel=channel_id, unfurl_links=False, **message(reply)
+                )
+                self.core.remember_message(reply, posted["ts"])
+            elif reply.reply_to and not reply.ephemeral:
+                client.chat_postMessage(
+                    channel=channel_id,
+                    thread_ts=reply.reply_to,
+                    unfurl_links=False,
+                    **message(reply),
+                )
+            else:
+                respond(**_response(reply), replace_original=False)
+        except SlackApiError as problem:
+            log.warning("chat.postMessage to %s failed: %s", channel_id, _error(problem))
+            if _is_post(reply):  # nothing reached the channel: the paper or poll is not used up
+                self.core.withdraw(reply)
+            respond(**_response(_cannot_post(problem)), replace_original=False)
+            return
+        if reply.post_id is not None and not _is_post(reply):
+            self._show_tally(reply.post_id, channel_id, client)
+
+    def _show_tally(self, post_id: int, channel_id: str, client: WebClient) -> None:
+        """After a vote: the post's message again, with the new tally."""
+        rendered = self.core.render_post(post_id)
+        if rendered is None or rendered[0] is None:
+            return
+        message_ref, post = rendered
+        try:
+            client.chat_update(channel=channel_id, ts=message_ref, **message(post))
+        except SlackApiError as problem:  # e.g. the message was deleted: the vote still counts
+            log.warning("chat.update of post %d failed: %s", post_id, _error(problem))
+
+
+def acknowledge(ack: Ack) -> None:
+    ack()
+
+
+def _is_post(reply: Reply) -> bool:
+    """A paper-of-the-day post or a poll: a channel message with buttons to vote on."""
+    return (
+        bool(reply.actions)
+        and not reply.ephemeral
+        and (reply.post_id is not None or reply.poll_id is not None)
+    )
+
+
+def _response(reply: Reply) -> dict:
+    """An ack or response_url message: errors and usage for the member's eyes only."""
+    private = reply.ephemeral or not reply.ok
+    return {"response_type": "ephemeral" if private else "in_channel", **message(reply)}
+
+
+def _cannot_post(problem: SlackApiError) -> Reply:
+    return Reply(
+        text=(
+            f"I could not post in this channel ({_error(problem)}). In a private channel, "
+            "invite me first (`/invite @paperclub`), then try again."
+        ),
+        ephemeral=True,
+        ok=False,
+    )
+
+
+def _error(problem: Exception) -> str:
+    if isinstance(problem, SlackApiError):
+        return str(problem.response.get("error", problem))
+    return str(problem)
+
+
+# --- the scheduler's delivery ---------------------------------------------------------------
+
+
+class BotClients:
+    """The Web API client that speaks for the bot in a workspace: the one bot token, or
+    the token the workspace's OAuth install left in the installation store."""
+
+    def __init__(
+        self,
+        api_url: str,
+        token: str | None = None,
+        installations: SQLAlchemyInstallationStore | None = None,
+    ):
+        self.api_url = api_url
+        self.token = token
+        self.installations = installations
+
+    def __call__(self, team_id: str) -> WebClient:
+        if self.installations is None:
+            return web_client(self.api_url, self.token)
+        bot = self.installations.find_bot(enterprise_id=None, team_id=team_id)
+        if bot is None:
+            raise LookupError(
+                f"paperclub is not installed in Slack workspace {team_id} "
+                f"(install at {INSTALL_PATH})"
+            )
+        return web_client(self.api_url, bot.bot_token)
+
+
+class SlackDelivery:
+    """`Deliver` for the scheduler: posts a reply to a channel, returns the message's ts.
+    A reply to a message (a poll's result) goes into that message's thread."""
+
+    def __init__(self, clients: Callable[[str], WebClient]):
+        self.clients = clients
+
+    def __call__(self, channel: ChannelRef, reply: Reply) -> str:
+        # `open_thread` needs nothing here: in Slack a message's thread is its discussion.
+        thread = {"thread_ts": reply.reply_to} if reply.reply_to else {}
+        if reply.link_to and not reply.reply_to:
+            # A reminder about a posted paper: in that post's thread, and in the channel
+            # too, where Slack shows it as a reply that leads to the discussion.
+            thread = {"thread_ts": reply.link_to, "reply_broadcast": True}
+        client = self.clients(channel.workspace)
+        try:
+            posted = client.chat_postMessage(
+                channel=channel.channel, unfurl_links=False, **thread, **message(reply)
+            )
+        except SlackApiError as problem:
+            raise DeliveryRefused(f"Slack refused: {_error(problem)}") from problem
+        return posted["ts"]
+
+
+# --- the app and the server -----------------------------------------------------------------
+
+
+def bot_clients(services: Services, settings: SlackSettings) -> BotClients:
+    """The clients the bot posts with: the one bot token, or OAuth installations."""
+    if settings.oauth:
+        installations = SQLAlchemyInstallationStore(
+            client_id=settings.client_id, engine=services.db.engine
+        )
+        installations.create_tables()
+        return BotClients(settings.api_url, installations=installations)
+    return BotClients(settings.api_url, token=settings.bot_token)
+
+
+def build_app(
+    services: Services, settings: SlackSettings, executor: Executor | None = None
+) -> tuple[App, BotClients]:
+    """The bolt App with our listeners, and the clients the scheduler posts with. With a
+    bot token the App checks it once with auth.test (at SLACK_API_URL)."""
+    common = {
+        "name": "paperclub",
+        "signing_secret": settings.signing_secret,
+        "client": web_client(settings.api_url, settings.bot_token),
+        "logger": _bolt_logger(),
+        "listener_executor": executor,
+    }
+    clients = bot_clients(services, settings)
+    if settings.oauth:
+        states = SQLAlchemyOAuthStateStore(
+            expiration_seconds=OAUTH_STATE_SECONDS, engine=services.db.engine
+        )
+        states.create_tables()
+        oauth = OAuthSettings(
+            client_id=settings.client_id,
+            client_secret=settings.client_secret,
+            scopes=bot_scopes(),
+            install_path=INSTALL_PATH,
+            redirect_uri_path=REDIRECT_PATH,
+            installation_store=clients.installations,
+            state_store=states,
+        )
+        app = App(**common, oauth_settings=oauth, user_facing_authorize_error_message=NOT_INSTALLED)
+    else:
+        try:
+            app = App(**common)
+        except BoltError as problem:
+            raise ConfigError(f"SLACK_BOT_TOKEN was refused by Slack: {problem}") from None
+    SlackListeners(services.core, Managers(settings.managers)).register(app)
+    return app, clients
+
+
+def _bolt_logger() -> logging.Logger:
+    # bolt logs a request's whole body at INFO when its signature is wrong (and the body
+    # of a slash command holds its response_url): keep bolt at WARNING.
+    logger = logging.getLogger(f"{__name__}.bolt")
+    logger.setLevel(logging.WARNING)
+    # bolt also reads SLACK_BOT_TOKEN itself and warns that the client we pass (pointed
+    # at SLACK_API_URL, with that same token) wins, or that OAuth ignores it.
+    drop_expected(logger, "As you gave `client` as well", "As `installation_store` or `authorize`")
+    return logger
+
+
+# --- in the serving process -----------------------------------------------------------------
+
+
+class SlackServer:
+    """Slack in `paperclub serve`: HTTP on $PORT (waitress, a production WSGI server,
+    with `extra` answering other paths such as /healthz), or Socket Mode when
+    SLACK_APP_TOKEN is set (development)."""
+
+    def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None):
+        self.settings = settings
+        self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
+        self.app, clients = build_app(services, settings, self.executor)
+        self.delivery = SlackDelivery(clients)
+        self.extra = extra or {}
+        self._server = None
+        self._socket_mode = None
+
+    def start(self) -> None:
+        if self.settings.app_token:
+            self._start_socket_mode()
+        else:
+            self._start_http()
+
+    def _start_socket_mode(self) -> None:
+        from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+        self._socket_mode = SocketModeHandler(self.app, self.settings.app_token)
+        try:
+            self._socket_mode.connect()
+        except SlackApiError as problem:
+            raise ConfigError(
+                f"Socket Mode could not connect ({_error(problem)}): SLACK_APP_TOKEN must be an "
+                "app-level token with connections:write, and Socket Mode must be on in the app's "
+                "settings"
+            ) from None
+        log.info("Slack over Socket Mode (for development)")
+
+    def _start_http(self) -> None:
+        import waitress
+        from slack_bolt.adapter.wsgi import SlackRequestHandler
+
+        from adapters.wsgi import route
+
+        app = route(SlackRequestHandler(self.app, EVENTS_PATH), self.extra)
+        try:
+            self._server = waitress.create_server(
+                app, host="0.0.0.0", port=self.settings.port, threads=HTTP_THREADS, ident="paperclub"
+            )
+        except OSError as problem:
+            raise ConfigError(f"PORT={self.settings.port}: cannot listen there ({problem.strerror})") from None
+        threading.Thread(target=self._server.run, name="slack-http", daemon=True).start()
+        log.info("Slack over HTTP on port %d: requests at %s", self.settings.port, EVENTS_PATH)
+
+    def stop_accepting(self) -> None:
+        """First step of a shutdown: no new requests (the load balancer moves on)."""
+        if self._server is not None:
+            self._server.close()
+        if self._socket_mode is not None:
+            self._socket_mode.close()
+
+    def stop(self, timeout: float) -> None:
+        """Let the requests and lazy answers in flight finish, up to `timeout` seconds."""
+        self.stop_accepting()
+        if self._server is not None:
+            self._server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
+        waiter = threading.Thread(target=self.executor.shutdown, kwargs={"wait": True}, daemon=True)
+        waiter.start()
+        waiter.join(timeout)
+        if waiter.is_alive():
+            log.warning("Slack answers still running after %.0f s; leaving them", timeout)

@@ -1,2 +1,0 @@
-"""`paperclub bench`: paperclub's search engine against rank-bm25, bm25s and tantivy on
-synthetic corpora resampled from the bundled seed abstracts."""

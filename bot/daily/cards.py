@@ -1,0 +1,87 @@
+"""Paper cards: what a member sees of a paper, on every platform."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from bot.messages import PaperCard
+from bot.search.service import Hit
+from bot.search.tokens import Tokenizer
+from store.models import Paper
+
+AUTHORS_SHOWN = 5
+SNIPPET_WORDS = 40
+FULL_WORDS = 160  # `show`: most of an abstract, still inside a chat message's limits
+
+
+def authors_display(authors: list[str], shown: int = AUTHORS_SHOWN) -> str:
+    """"A, B, C, D, E +3 more": long author lists would swamp a chat card."""
+    if len(authors) <= shown:
+        return ", ".join(authors)
+    return f"{', '.join(authors[:shown])} +{len(authors) - shown} more"
+
+
+def venue_line(paper: Paper) -> str:
+    parts = [*paper.collections, paper.track, paper.award]
+    return " · ".join(p for p in parts if p)
+
+
+def matched_words(text: str, stems: Iterable[str], tokenizer: Tokenizer) -> list[str]:
+    """The words of `text` as written that carry the matched stems ("robustness" for
+    the stem "robust"), one per stem, in the order the stems were given."""
+    surface: dict[str, str] = {}
+    for term, word in tokenizer.terms_with_words(text):
+        surface.setdefault(term, word)
+    return [surface.get(stem, stem) for stem in stems]
+
+
+def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPPET_WORDS) -> str:
+    """The window of `width` words of `text` showing the most distinct matched terms
+    (then the most matches): a window of one term repeated is a worse preview than one
+    where several query terms meet."""
+    words = text.split()
+    if len(words) <= width:
+        return " ".join(words)
+    found = [stems & tokenizer.word_terms(w) if stems else set() for w in words]
+    best, best_rank = 0, (0, 0)
+    for start in range(len(words) - width + 1):
+        window = found[start : start + width]
+        rank = (len(set().union(*window)), sum(1 for f in window if f))
+        if rank > best_rank:
+            best, best_rank = start, rank
+    # Start a couple of words early so the first match has some context, unless that
+    # would push a match off the end of the window.
+    if not any(found[best + width - 2 : best + width]):
+        best = max(0, best - 2)
+    text_window = " ".join(words[best : best + width])
+    return ("… " if best else "") + text_window + (" …" if best + width < len(words) else "")
+
+
+def card(
+    paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str = "", full: bool = False
+) -> PaperCard:
+    """The card for `paper`; `hit` adds matched terms and a snippet around them, `full`
+    shows most of the abstract instead of a preview."""
+    stems = set(hit.matched) if hit else set()
+    # A paper known only from a review reads through its notes: a preview of them in a
+    # result list, all of them (and no preview repeating them) on `show`.
+    preview = paper.abstract or ("" if full else " ".join(paper.notes))
+    return PaperCard(
+        paper_id=paper.id,
+        title=paper.title,
+        url=paper.url,
+        authors=list(paper.authors),
+        authors_display=authors_display(paper.authors),
+        venue=venue_line(paper),
+        matched_terms=matched_words(f"{paper.title} {preview}", hit.matched, tokenizer) if hit else [],
+        snippet=_clean(snippet(preview, stems, tokenizer, FULL_WORDS if full else SNIPPET_WORDS)),
+        score=round(hit.score, 4) if hit else None,
+        reason=reason,
+        tags=list(paper.tags),
+        notes=list(paper.notes) if full else [],
+    )
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()

@@ -1,0 +1,117 @@
+"""Channel state: settings (schedule, topics, collections) and post history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from bot.daily.schedule import WEEKDAYS, Schedule, parse_time
+from bot.messages import ChannelRef
+from store import Database
+from store.models import Channel, Post, utcnow
+
+
+@dataclass(frozen=True)
+class ChannelSettings:
+    """A detached, read-only view of a channel row, safe to pass between threads."""
+
+    id: int
+    ref: ChannelRef
+    schedule: Schedule | None
+    enabled: bool
+    paused_until: date | None
+    topics: tuple[str, ...]
+    collections: tuple[str, ...]
+
+    @classmethod
+    def of(cls, row: Channel) -> ChannelSettings:
+        schedule = None
+        if row.post_time:
+            schedule = Schedule(parse_time(row.post_time), row.timezone, tuple(row.days.split(",")))
+        return cls(
+            id=row.id,
+            ref=ChannelRef(row.platform, row.workspace, row.channel),
+            schedule=schedule,
+            enabled=row.enabled,
+            paused_until=row.paused_until,
+            topics=tuple(row.topics),
+            collections=tuple(row.collections),
+        )
+
+    def paused_on(self, day: date) -> bool:
+        return self.paused_until is not None and day <= self.paused_until
+
+
+class Channels:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def get(self, ref: ChannelRef) -> ChannelSettings:
+        """The channel's settings, creating the row on first contact."""
+        with self.db.session() as session:
+            return ChannelSettings.of(self._row(session, ref))
+
+    def update(self, ref: ChannelRef, change: Callable[[Channel], None]) -> ChannelSettings:
+        """Apply `change` to the channel row in one transaction."""
+        with self.db.session() as session:
+            row = self._row(session, ref)
+            change(row)
+            row.updated_at = utcnow()
+            return ChannelSettings.of(row)
+
+    def _row(self, session: Session, ref: ChannelRef) -> Channel:
+        query = select(Channel).where(
+            Channel.platform == ref.platform, Channel.workspace == ref.workspace, Channel.channel == ref.channel
+        )
+        row = session.scalar(query)
+        if row is not None:
+            return row
+        try:
+            with session.begin_nested():
+                row = Channel(
+                    platform=ref.platform,
+                    workspace=ref.workspace,
+                    channel=ref.channel,
+                    timezone="UTC",
+                    days=",".join(WEEKDAYS),
+                    enabled=False,
+                    topics=[],
+                    collections=[],
+                )
+                session.add(row)
+        except IntegrityError:  # another process created it a moment ago
+            row = session.scalar(query)
+        return row
+
+    def by_ids(self, channel_ids: list[int]) -> dict[int, ChannelSettings]:
+        with self.db.session() as session:
+            rows = session.scalars(select(Channel).where(Channel.id.in_(channel_ids)))
+            return {r.id: ChannelSettings.of(r) for r in rows}
+
+    def scheduled(self) -> list[ChannelSettings]:
+        """Every channel with a schedule switched on."""
+        with self.db.session() as session:
+            rows = session.scalars(select(Channel).where(Channel.enabled.is_(True)).order_by(Channel.id))
+            return [ChannelSettings.of(r) for r in rows]
+
+    # --- history ------------------------------------------------------------------
+
+    def history(self, channel_id: int, limit: int) -> list[Post]:
+        with self.db.session() as session:
+            return list(
+                session.scalars(
+                    select(Post)
+                    .where(Post.channel_id == channel_id, Post.state == "sent")
+                    .order_by(Post.posted_at.desc(), Post.id.desc())
+                    .limit(limit)
+                )
+            )
+
+    def forget_post(self, post_id: int) -> None:
+        with self.db.session() as session:
+            session.execute(delete(Post).where(Post.id == post_id))

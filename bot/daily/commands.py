@@ -1,0 +1,238 @@
+"""Channel commands: schedule, topics, collections, use, today, next, history.
+
+Settings change only for managers and only when the whole command is valid: every
+handler parses first and writes last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from bot.corpus.library import Library
+from bot.daily.cards import card
+from bot.daily.channels import Channels, ChannelSettings
+from bot.daily.posts import DailyPosts
+from bot.daily.schedule import (
+    SCHEDULE_EXAMPLE,
+    SCHEDULE_USAGE,
+    ScheduleError,
+    parse_date,
+    parse_schedule,
+)
+from bot.grammar import Command, UsageError, require_manager
+from bot.messages import Incoming, Reply
+from store.models import Channel
+
+HISTORY_DEFAULT = 10
+HISTORY_MAX = 50
+TOPICS_MAX = 20
+TOPIC_CHARS = 80
+
+
+class ChannelCommands:
+    def __init__(self, channels: Channels, daily: DailyPosts, library: Library, clock: Callable[[], datetime]):
+        self.channels = channels
+        self.daily = daily
+        self.library = library
+        self.clock = clock
+
+    def commands(self) -> list[Command]:
+        return [
+            Command("schedule", SCHEDULE_USAGE, "Show or set when the paper of the day is posted (managers set it).",
+                    SCHEDULE_EXAMPLE, self.schedule),
+            Command("topics", "topics · topics add WORDS... · topics remove WORDS... · topics clear",
+                    "What this channel's picks are about (managers change them); commas separate topics.",
+                    "topics add reinforcement learning, world models", self.topics),
+            Command("collections", "collections", "The corpus collections, and which this channel uses.",
+                    "collections", self.collections),
+            Command("use", "use COLLECTION... · use all", "Limit this channel's picks to some collections (managers).",
+                    "use iclr2021 trending", self.use),
+            Command("today", "today", "Today's paper, or when the next one is due.", "today", self.today),
+            Command("next", "next", "Post another pick now (managers).", "next", self.next),
+            Command("history", "history [N]", "The last N papers posted here (default 10).", "history 5",
+                    self.history),
+        ]
+
+    # --- schedule ---------------------------------------------------------------------
+
+    def schedule(self, incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        channel = self.channels.get(incoming.channel)
+        if not words:
+            return Reply(text=describe_schedule(channel))
+        change = self._schedule_change(words)
+        require_manager(incoming, "change the schedule")
+        updated = self.channels.update(incoming.channel, change)
+        return Reply(text=f"Done. {describe_schedule(updated)}")
+
+    def _schedule_change(self, words: list[str]) -> Callable[[Channel], None]:
+        """Parse fully before anything is written; raise UsageError on any doubt."""
+        head = words[0].lower()
+        try:
+            if head == "off" and len(words) == 1:
+                return _set(enabled=False)
+            if head == "on" and len(words) == 1:
+                return self._switch_on
+            if head == "resume" and len(words) == 1:
+                return _set(paused_until=None)
+            if head == "pause":
+                if len(words) != 3 or words[1].lower() != "until":
+                    raise ScheduleError("say `schedule pause until YYYY-MM-DD`")
+                return _set(paused_until=parse_date(words[2]))
+            parsed = parse_schedule(words)
+        except ScheduleError as problem:
+            raise UsageError(str(problem)) from None
+        return _set(
+            post_time=f"{parsed.post_time:%H:%M}", timezone=parsed.zone, days=",".join(parsed.days), enabled=True
+        )
+
+    @staticmethod
+    def _switch_on(row: Channel) -> None:
+        if not row.post_time:
+            raise UsageError("There is no schedule to switch on yet: set one first.")
+        row.enabled = True
+
+    # --- topics and collections -----------------------------------------------------------
+
+    def topics(self, incoming: Incoming, args: str) -> Reply:
+        action, _, rest = args.strip().partition(" ")
+        action = action.lower()
+        channel = self.channels.get(incoming.channel)
+        if not action:
+            shown = "; ".join(channel.topics) if channel.topics else "none (picks tour the whole corpus)"
+            return Reply(text=f"Topics: {shown}")
+        if action not in ("add", "remove", "clear"):
+            raise UsageError(f"`{action}` is not a topics action: add, remove or clear.")
+        if action == "clear" and rest.strip():
+            raise UsageError("`topics clear` takes nothing after it.")
+        phrases = _phrases(rest)
+        if action != "clear" and not phrases:
+            raise UsageError(f"Say which topics to {action}.")
+        current = list(channel.topics)
+        if action == "add":
+            new = current + [p for p in phrases if p.lower() not in {c.lower() for c in current}]
+            if len(new) > TOPICS_MAX:
+                raise UsageError(f"A channel keeps at most {TOPICS_MAX} topics; remove some first.")
+        elif action == "remove":
+            missing = [p for p in phrases if p.lower() not in {c.lower() for c in current}]
+            if missing:
+                raise UsageError(f"Not a topic here: {', '.join(missing)}. Topics: {'; '.join(current) or 'none'}.")
+            new = [c for c in current if c.lower() not in {p.lower() for p in phrases}]
+        else:
+            new = []
+        require_manager(incoming, "change the topics")
+        updated = self.channels.update(incoming.channel, _set(topics=new))
+        return Reply(text=f"Topics: {'; '.join(updated.topics) or 'none (picks tour the whole corpus)'}")
+
+    def collections(self, incoming: Incoming, args: str) -> Reply:
+        if args.strip():
+            raise UsageError("`collections` takes no arguments.")
+        channel = self.channels.get(incoming.channel)
+        rows = self.library.collections()
+        if not rows:
+            return Reply(text="No collections yet: import papers with `paperclub import FILE`.")
+        lines = [
+            f"{'*' if name in channel.collections else ' '} {name} ({count:,} papers)" for name, count in rows
+        ]
+        using = ", ".join(channel.collections) if channel.collections else "all collections"
+        return Reply(text="Collections (* = used here):\n" + "\n".join(lines) + f"\nThis channel picks from {using}.")
+
+    def use(self, incoming: Incoming, args: str) -> Reply:
+        names = args.replace(",", " ").split()
+        if not names:
+            raise UsageError("Name the collections, or `use all`.")
+        if [n.lower() for n in names] == ["all"]:
+            chosen: list[str] = []
+        else:
+            known = {name.lower(): name for name, _ in self.library.collections()}
+            unknown = [n for n in names if n.lower() not in known]
+            if unknown:
+                raise UsageError(f"No collection named {', '.join(unknown)}; `collections` lists them.")
+            chosen = list(dict.fromkeys(known[n.lower()] for n in names))
+        require_manager(incoming, "choose the collections")
+        self.channels.update(incoming.channel, _set(collections=chosen))
+        return Reply(text=f"This channel now picks from {', '.join(chosen) if chosen else 'all collections'}.")
+
+    # --- posts ------------------------------------------------------------------------
+
+    def today(self, incoming: Incoming, args: str) -> Reply:
+        if args.strip():
+            raise UsageError("`today` takes no arguments.")
+        channel = self.channels.get(incoming.channel)
+        now = self.clock()
+        posted = self._posted_today(channel, now)
+        if posted is not None:
+            paper, reason = posted
+            return Reply(text="Today's paper:", cards=[card(paper, self.daily.search.tokenizer, reason=reason)])
+        return Reply(text=describe_next(channel, now))
+
+    def _posted_today(self, channel: ChannelSettings, now: datetime):
+        if channel.schedule is None:
+            return None
+        day = now.astimezone(channel.schedule.tz).date()
+        for post in self.channels.history(channel.id, HISTORY_MAX):
+            if post.kind == "daily" and post.local_date == day:
+                paper = self.library.get_many([post.paper_id]).get(post.paper_id)
+                return (paper, post.reason) if paper else None
+        return None
+
+    def next(self, incoming: Incoming, args: str) -> Reply:
+        if args.strip():
+            raise UsageError("`next` takes no arguments.")
+        require_manager(incoming, "post an extra pick")
+        return self.daily.post_now(self.channels.get(incoming.channel), self.clock())
+
+    def history(self, incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        if len(words) > 1 or (words and not (words[0].isdigit() and 1 <= int(words[0]) <= HISTORY_MAX)):
+            raise UsageError(f"N is a number from 1 to {HISTORY_MAX}.")
+        limit = int(words[0]) if words else HISTORY_DEFAULT
+        channel = self.channels.get(incoming.channel)
+        posts = self.channels.history(channel.id, limit)
+        if not posts:
+            return Reply(text="Nothing posted here yet.")
+        papers = self.library.get_many(p.paper_id for p in posts)
+        lines = [
+            f"{p.posted_at:%Y-%m-%d} [{p.paper_id}] {papers[p.paper_id].title}" for p in posts if p.paper_id in papers
+        ]
+        return Reply(text="Posted here, newest first:\n" + "\n".join(lines))
+
+
+def describe_schedule(channel: ChannelSettings) -> str:
+    if channel.schedule is None:
+        return f"No schedule yet. Set one: `{SCHEDULE_EXAMPLE}`."
+    state = "on" if channel.enabled else "off (`schedule on` resumes it)"
+    text = f"Paper of the day at {channel.schedule.describe()}; schedule {state}."
+    if channel.paused_until:
+        text += f" Paused until {channel.paused_until:%Y-%m-%d}."
+    return text
+
+
+def describe_next(channel: ChannelSettings, now: datetime) -> str:
+    if channel.schedule is None or not channel.enabled:
+        return describe_schedule(channel)
+    after = channel.paused_until
+    slot = channel.schedule.next_slot(now, after=after)
+    local = slot.astimezone(channel.schedule.tz)
+    hours, minutes = divmod(int((slot - now).total_seconds() // 60), 60)
+    return f"No paper yet today. The next is due {local:%A %d %B %H:%M} {channel.schedule.zone} (in {hours}h {minutes:02d}m)."
+
+
+
+def _set(**values) -> Callable[[Channel], None]:
+    def change(row: Channel) -> None:
+        for name, value in values.items():
+            setattr(row, name, value)
+
+    return change
+
+
+def _phrases(text: str) -> list[str]:
+    """Comma-separated topic phrases, whitespace normalised, length-limited."""
+    phrases = [" ".join(p.split()) for p in text.split(",")]
+    phrases = [p for p in phrases if p]
+    too_long = [p for p in phrases if len(p) > TOPIC_CHARS]
+    if too_long:
+        raise UsageError(f"A topic is at most {TOPIC_CHARS} characters.")
+    return list(dict.fromkeys(phrases))

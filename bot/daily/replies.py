@@ -1,0 +1,95 @@
+"""What a paper-of-the-day post says: the card, why it was picked, the vote buttons."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from bot.corpus.library import Library
+from bot.daily.cards import card, matched_words
+from bot.daily.channels import ChannelSettings
+from bot.daily.picks import Pick
+from bot.messages import Action, Reply
+from bot.search.service import Hit
+from bot.search.tokens import Tokenizer
+from store.models import Paper, Post
+
+
+class PostReplies:
+    def __init__(self, library: Library, tokenizer: Tokenizer):
+        self.library = library
+        self.tokenizer = tokenizer
+
+    def rerendered(self, post: Post, paper: Paper, tally_line: str) -> Reply:
+        """A sent post again, with the reason it was given then and its current tally."""
+        hit = Hit(paper.id, 0.0, tuple(post.matched)) if post.matched else None
+        heading = f"Paper of the day, {post.local_date:%A %d %B %Y}" if post.local_date else "Next paper"
+        return Reply(
+            text=f"{heading}: {paper.title}\n{tally_line}",
+            cards=[card(paper, self.tokenizer, hit, reason=post.reason)],
+            actions=vote_actions(post.id),
+            post_id=post.id,
+        )
+
+    def post(
+        self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None, post_id: int | None
+    ) -> Reply:
+        reason = self.reason(channel, paper, pick)
+        hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
+        heading = f"Paper of the day, {day:%A %d %B %Y}" if day else "Next paper"
+        return Reply(
+            text=f"{heading}: {paper.title}",
+            cards=[card(paper, self.tokenizer, hit, reason=reason)],
+            actions=vote_actions(post_id) if post_id is not None else [],
+            open_thread=_thread_name(paper.title),
+            post_id=post_id,
+        )
+
+    def reason(self, channel: ChannelSettings, paper: Paper, pick: Pick) -> str:
+        """Why this paper: the liked papers it resembles, the topic terms it matched."""
+        tokenizer = self.tokenizer
+        topic_terms = set(tokenizer.tokens(" ".join(channel.topics)))
+        on_topic = [t for t in pick.matched if t in topic_terms]
+        parts = []
+        if pick.resembles:
+            liked = self.library.get_many(pick.resembles)
+            titles = ", ".join(f"“{liked[p].title}”" for p in pick.resembles if p in liked)
+            parts.append(f"Like papers this channel voted up: {titles}.")
+        if on_topic:
+            words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer)
+            parts.append(f"Matches this channel's topics: {', '.join(words)}.")
+        if not parts and pick.matched:
+            words = matched_words(f"{paper.title} {paper.abstract}", pick.matched[:6], tokenizer)
+            parts.append(f"Close to what this channel voted up (shares: {', '.join(words)}).")
+        if parts:
+            return " ".join(parts)
+        if channel.topics:
+            return "Nothing unposted matches this channel's topics any more, so a paper from the wider corpus."
+        return (
+            "A tour of the corpus: this channel has no topics yet (`topics add WORDS` steers the picks, "
+            "and so do votes); chosen to differ from the last posts."
+        )
+
+
+def vote_actions(post_id: int) -> list[Action]:
+    """The three buttons under every post; each value is the command a click sends."""
+    return [
+        Action("Want to discuss", f"vote {post_id} up", "primary"),
+        Action("Not for us", f"vote {post_id} down", "danger"),
+        Action("I read it", f"vote {post_id} read"),
+    ]
+
+
+def nothing_left_reply() -> Reply:
+    return Reply(
+        text=(
+            "Nothing left to pick: every paper this channel can draw from has been posted. "
+            "Widen it with `use all` (or `use COLLECTION...`), or import more papers "
+            "(`paperclub import FILE`)."
+        ),
+        ok=True,
+    )
+
+
+def _thread_name(title: str) -> str:
+    # Discord allows 1..100 characters for a thread name.
+    return title if len(title) <= 100 else title[:99] + "…"

@@ -1,0 +1,163 @@
+"""A channel's posting schedule: local time, IANA zone, weekdays; when a post is due.
+
+Every function takes `now` (an aware UTC datetime): nothing here reads the clock, so
+tests and `paperclub tick --at ...` can travel in time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+DAY_SETS = {"daily": WEEKDAYS, "weekdays": WEEKDAYS[:5], "weekends": WEEKDAYS[5:]}
+_DAY_NAMES = {
+    **{d: d for d in WEEKDAYS},
+    **{full: d for full, d in zip(
+        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"), WEEKDAYS
+    )},
+}
+_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+SCHEDULE_USAGE = (
+    "schedule HH:MM [ZONE] [daily|weekdays|weekends|mon,wed,fri]  ·  schedule off  ·  "
+    "schedule pause until YYYY-MM-DD  ·  schedule resume"
+)
+SCHEDULE_EXAMPLE = "schedule 09:00 Europe/Berlin weekdays"
+
+
+class ScheduleError(ValueError):
+    """A schedule a person typed that cannot be used; the message says why."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    post_time: time
+    zone: str = "UTC"
+    days: tuple[str, ...] = WEEKDAYS
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.zone)
+
+    def days_text(self) -> str:
+        for name, days in DAY_SETS.items():
+            if self.days == days:
+                return name
+        return ",".join(self.days)
+
+    def describe(self) -> str:
+        return f"{self.post_time:%H:%M} {self.zone}, {self.days_text()}"
+
+    def runs_on(self, day: date) -> bool:
+        return WEEKDAYS[day.weekday()] in self.days
+
+    def slot(self, day: date) -> datetime:
+        """The UTC instant of the post on local `day`.
+
+        A wall time that does not exist (skipped by a spring-forward change) resolves
+        the way zoneinfo does, one hour later; a repeated one takes its first occurrence.
+        Either way each local date has exactly one slot.
+        """
+        local = datetime.combine(day, self.post_time, tzinfo=self.tz)
+        return local.astimezone(timezone.utc)
+
+    def due_date(self, now: datetime, grace: timedelta) -> date | None:
+        """The local date whose post is due at `now`: its slot has passed, by no more
+        than `grace`. Yesterday is checked too (a 23:30 post caught up after midnight)."""
+        today = now.astimezone(self.tz).date()
+        for day in (today, today - timedelta(days=1)):
+            if self.runs_on(day) and timedelta(0) <= now - self.slot(day) <= grace:
+                return day
+        return None
+
+    def missed_date(self, now: datetime, grace: timedelta) -> date | None:
+        """A local date whose slot passed more than `grace` ago today or yesterday."""
+        today = now.astimezone(self.tz).date()
+        for day in (today, today - timedelta(days=1)):
+            if self.runs_on(day) and now - self.slot(day) > grace:
+                return day
+        return None
+
+    def next_slot(self, now: datetime, after: date | None = None) -> datetime:
+        """The next slot at or after `now` (on a day after `after`, if given)."""
+        day = now.astimezone(self.tz).date()
+        for offset in range(0, 15):
+            candidate = day + timedelta(days=offset)
+            if after is not None and candidate <= after:
+                continue
+            if self.runs_on(candidate) and self.slot(candidate) >= now:
+                return self.slot(candidate)
+        raise ScheduleError("this schedule has no active day")  # unreachable: days is never empty
+
+
+def parse_time(text: str) -> time:
+    match = _TIME.match(text)
+    if not match:
+        raise ScheduleError(f"`{text}` is not a time: use 24-hour HH:MM, e.g. 09:00 or 17:30")
+    return time(int(match.group(1)), int(match.group(2)))
+
+
+@lru_cache(maxsize=1)
+def _zone_names() -> frozenset[str]:
+    return frozenset(available_timezones())
+
+
+def parse_zone(text: str) -> str:
+    if text.upper() == "UTC":
+        return "UTC"
+    if "/" not in text and text not in _zone_names():
+        raise ScheduleError(
+            f"`{text}` is neither a time zone (an IANA name such as Europe/Berlin) "
+            "nor days (daily, weekdays, mon,wed,fri)"
+        )
+    try:
+        ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ScheduleError(f"`{text}` is not a time zone: use an IANA name such as Europe/Berlin") from None
+    return text
+
+
+def parse_days(text: str) -> tuple[str, ...]:
+    key = text.lower()
+    if key in DAY_SETS:
+        return DAY_SETS[key]
+    names = [part.strip() for part in key.split(",")]
+    unknown = [n for n in names if n not in _DAY_NAMES]
+    if unknown or not names:
+        raise ScheduleError(
+            f"`{text}` is not a set of days: use daily, weekdays, weekends or a list like mon,wed,fri"
+        )
+    chosen = {_DAY_NAMES[n] for n in names}
+    return tuple(d for d in WEEKDAYS if d in chosen)
+
+
+def parse_schedule(args: list[str]) -> Schedule:
+    """`HH:MM [ZONE] [DAYS]`, in that order; ZONE and DAYS are optional."""
+    if not 1 <= len(args) <= 3:
+        raise ScheduleError("give a time, then optionally a zone and days")
+    post_time = parse_time(args[0])
+    zone, days = "UTC", WEEKDAYS
+    rest = args[1:]
+    if rest and _looks_like_days(rest[-1]):
+        days = parse_days(rest.pop())
+    if rest:
+        zone = parse_zone(rest.pop(0))
+    if rest:
+        raise ScheduleError(f"`{rest[0]}` is not understood here")
+    return Schedule(post_time, zone, days)
+
+
+def _looks_like_days(word: str) -> bool:
+    key = word.lower()
+    return key in DAY_SETS or "/" not in word and "," in word or key in _DAY_NAMES
+
+
+def parse_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ScheduleError(f"`{text}` is not a date: use YYYY-MM-DD, e.g. 2026-12-27") from None

@@ -1,0 +1,242 @@
+"""Reading-session commands: session, presenters, volunteer, swap, notes, sessions;
+and the reminders the scheduler's tick sends."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from bot.corpus.library import Library
+from bot.daily.channels import Channels
+from bot.daily.posts import Deliver
+from bot.daily.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
+from bot.grammar import Command, UsageError, require_manager
+from bot.meetings.meetings import NOTE_CHARS, Meetings, Plan, Reminder, member_id
+from bot.messages import Incoming, Reply
+
+log = logging.getLogger(__name__)
+
+SESSIONS_DEFAULT = 5
+SESSIONS_MAX = 50
+
+
+class MeetingCommands:
+    def __init__(self, channels: Channels, meetings: Meetings, library: Library, clock: Callable[[], datetime]):
+        self.channels = channels
+        self.meetings = meetings
+        self.library = library
+        self.clock = clock
+
+    def commands(self) -> list[Command]:
+        return [
+            Command("session", "session · session every DAY HH:MM [ZONE] · session off · session skip YYYY-MM-DD",
+                    "The group's weekly meeting (managers set it, switch it off or skip a date).",
+                    "session every tue 17:00 Europe/Berlin", self.session),
+            Command("presenters", "presenters · presenters add @member... · presenters remove @member...",
+                    "The presenter rota (managers change it).", "presenters add @ana @ben", self.presenters),
+            Command("volunteer", "volunteer", "Offer to present at the next meeting.", "volunteer", self.volunteer),
+            Command("swap", "swap @member", "Hand your next presentation over to another member.", "swap @ben",
+                    self.swap),
+            Command("notes", "notes ID TEXT", "Add a note to a paper in this channel (`show ID` lists them).",
+                    "notes 42 the ablation in section 4 is the key result", self.notes),
+            Command("sessions", "sessions [N]", "Past meetings: paper, presenter, notes (default 5).", "sessions 10",
+                    self.sessions),
+        ]
+
+    # --- the meeting ---------------------------------------------------------------------
+
+    def session(self, incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        channel = self.channels.get(incoming.channel)
+        if not words:
+            return Reply(text=self._describe(channel.id))
+        action = words[0].lower()
+        if action == "every":
+            plan = _parse_plan(words[1:])
+            require_manager(incoming, "set the meeting")
+            self.meetings.set_plan(channel.id, plan)
+        elif action == "off" and len(words) == 1:
+            plan = self.meetings.plan(channel.id)
+            if plan is None:
+                raise UsageError("There is no meeting to switch off.")
+            require_manager(incoming, "switch the meeting off")
+            self.meetings.set_plan(channel.id, Plan(plan.weekday, plan.local_time, plan.zone, enabled=False))
+        elif action == "skip" and len(words) == 2:
+            day = self._skippable(channel.id, words[1])
+            require_manager(incoming, "skip a meeting")
+            self.meetings.skip(channel.id, day)
+        else:
+            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]`, `session off` or `session skip DATE`.")
+        return Reply(text=f"Done. {self._describe(channel.id)}")
+
+    def _skippable(self, channel_id: int, text: str):
+        try:
+            day = parse_date(text)
+        except ScheduleError as problem:
+            raise UsageError(str(problem)) from None
+        plan = self.meetings.plan(channel_id)
+        if plan is None:
+            raise UsageError("There is no meeting yet: `session every DAY HH:MM [ZONE]` sets one.")
+        if day.strftime("%a").lower() != plan.weekday:
+            raise UsageError(f"{day:%Y-%m-%d} is a {day:%A}; the group meets {plan.describe()}.")
+        return day
+
+    def _describe(self, channel_id: int) -> str:
+        plan = self.meetings.plan(channel_id)
+        if plan is None:
+            return "No meeting yet. Set one: `session every tue 17:00 Europe/Berlin`."
+        if not plan.enabled:
+            return f"The meeting ({plan.describe()}) is off."
+        upcoming = self.meetings.next_meeting(channel_id, plan, self.clock())
+        text = f"The group meets {plan.describe()}."
+        if upcoming is None:
+            return text
+        day, start = upcoming
+        text += f" Next: {start.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M}."
+        meeting = self.meetings.meeting(channel_id, day)
+        if meeting is not None and meeting.paper_id is not None:
+            title = self.library.get_many([meeting.paper_id])[meeting.paper_id].title
+            text += f" Paper: “{title}” [{meeting.paper_id}], presented by @{meeting.presenter or 'nobody yet'}."
+        return text
+
+    # --- presenters ----------------------------------------------------------------------
+
+    def presenters(self, incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        channel = self.channels.get(incoming.channel)
+        if not words:
+            rota = self.meetings.presenters(channel.id)
+            if not rota:
+                return Reply(text="No presenters yet: `presenters add @member...`.")
+            counts = self.meetings.presentation_counts(channel.id, self.clock())
+            lines = [f"@{p.user_id}: presented {counts.get(p.user_id, (0, None))[0]}"
+                     + (" (volunteered for next)" if p.volunteered_at else "") for p in rota]
+            return Reply(text="Presenter rota:\n" + "\n".join(lines))
+        action, names = words[0].lower(), words[1:]
+        if action not in ("add", "remove") or not names:
+            raise UsageError("Say `presenters add @member...` or `presenters remove @member...`.")
+        users = _members(names)
+        require_manager(incoming, "change the presenter rota")
+        if action == "add":
+            self.meetings.add_presenters(channel.id, users, self.clock())
+        else:
+            self.meetings.remove_presenters(channel.id, users)
+        return self.presenters(incoming, "")
+
+    def volunteer(self, incoming: Incoming, args: str) -> Reply:
+        if args.strip():
+            raise UsageError("`volunteer` takes no arguments.")
+        channel = self.channels.get(incoming.channel)
+        self.meetings.add_presenters(channel.id, [incoming.user.user_id], self.clock(), volunteer=True)
+        return Reply(text=f"Thanks @{incoming.user.user_id}: you present at the next meeting that has a paper.")
+
+    def swap(self, incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        if len(words) != 1:
+            raise UsageError("Name one member: `swap @member`.")
+        other = _members(words)[0]
+        channel = self.channels.get(incoming.channel)
+        plan = self.meetings.plan(channel.id)
+        upcoming = self.meetings.next_meeting(channel.id, plan, self.clock()) if plan else None
+        meeting = self.meetings.meeting(channel.id, upcoming[0]) if upcoming else None
+        if meeting is None or meeting.presenter is None:
+            return Reply(text="No presenter is assigned yet for the next meeting.", ephemeral=True, ok=False)
+        if meeting.presenter != incoming.user.user_id and not incoming.user.is_manager:
+            return Reply(text=f"Only @{meeting.presenter} (or a manager) can hand this presentation over.",
+                         ephemeral=True, ok=False)
+        self.meetings.swap(meeting.id, other)
+        return Reply(text=f"@{other} now presents on {meeting.local_date:%A %d %B}.")
+
+    # --- notes and past sessions -----------------------------------------------------------
+
+    def notes(self, incoming: Incoming, args: str) -> Reply:
+        ref, _, text = args.strip().partition(" ")
+        text = " ".join(text.split())
+        if not ref or not text:
+            raise UsageError("Give a paper ID and the note.")
+        if len(text) > NOTE_CHARS:
+            raise UsageError(f"A note is at most {NOTE_CHARS} characters.")
+        paper = self.library.find(ref)
+        if paper is None:
+            raise UsageError(f"No paper with ID `{ref}`.")
+        channel = self.channels.get(incoming.channel)
+        self.meetings.add_note(channel.id, paper.id, incoming.user.user_id, text, self.clock())
+        return Reply(text=f"Noted on “{paper.title}” [{paper.id}].")
+
+    def notes_for(self, incoming: Incoming, paper_id: int) -> list[str]:
+        """The channel's notes on a paper as lines, oldest first (for `show`)."""
+        channel = self.channels.get(incoming.channel)
+        return [f"@{n.user_id}, {n.created_at:%Y-%m-%d}: {n.text}"
+                for n in self.meetings.notes(channel.id, [paper_id])[paper_id]]
+
+    def sessions(self, incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        if len(words) > 1 or (words and not (words[0].isdigit() and 1 <= int(words[0]) <= SESSIONS_MAX)):
+            raise UsageError(f"N is a number from 1 to {SESSIONS_MAX}.")
+        channel = self.channels.get(incoming.channel)
+        past = self.meetings.past(channel.id, self.clock(), int(words[0]) if words else SESSIONS_DEFAULT)
+        if not past:
+            return Reply(text="No meetings yet.")
+        papers = self.library.get_many(m.paper_id for m in past if m.paper_id)
+        notes = self.meetings.notes(channel.id, [m.paper_id for m in past if m.paper_id])
+        lines = []
+        for m in past:
+            paper = papers.get(m.paper_id)
+            what = f"“{paper.title}” [{paper.id}]" if paper else "no paper"
+            count = len(notes.get(m.paper_id, []))
+            lines.append(f"{m.local_date:%Y-%m-%d}: {what}, presented by @{m.presenter or 'nobody'}, {count} notes")
+        return Reply(text="Past meetings, newest first:\n" + "\n".join(lines))
+
+    # --- reminders -----------------------------------------------------------------------
+
+    def send_reminders(self, now: datetime, deliver: Deliver, platforms: Iterable[str], grace: timedelta) -> int:
+        platforms = set(platforms)
+        plans = self.meetings.plans()
+        channels = self.channels.by_ids(list(plans))
+        plans = {cid: plan for cid, plan in plans.items() if cid in channels
+                 and channels[cid].ref.platform in platforms}
+        sent = 0
+        for reminder in self.meetings.due_reminders(plans, now, grace):
+            channel = channels[reminder.channel_id].ref
+            try:
+                deliver(channel, self.reminder_reply(reminder, plans[reminder.channel_id]))
+            except Exception:  # noqa: BLE001 - released for a later tick; other channels go on
+                log.exception("sending the %s reminder to %s failed", reminder.kind, channel.key())
+                self.meetings.release(reminder)
+                continue
+            sent += 1
+        return sent
+
+    def reminder_reply(self, reminder: Reminder, plan: Plan) -> Reply:
+        when = f"{reminder.starts_at.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M} {plan.zone}"
+        lead = "Tomorrow" if reminder.kind == "day_before" else "In one hour"
+        if reminder.paper_id is None:
+            return Reply(text=f"{lead}: reading group ({when}). The reading queue is empty; "
+                              "start a `poll` to choose the paper.")
+        title = self.library.get_many([reminder.paper_id])[reminder.paper_id].title
+        presenter = f"@{reminder.presenter}" if reminder.presenter else "nobody yet (`volunteer`!)"
+        text = f"{lead}: reading group ({when}): “{title}” [{reminder.paper_id}], presented by {presenter}."
+        discussion = self.meetings.discussion_ref(reminder.channel_id, reminder.paper_id)
+        return Reply(text=text, link_to=discussion)
+
+
+def _parse_plan(words: list[str]) -> Plan:
+    if not 2 <= len(words) <= 3:
+        raise UsageError("Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin.")
+    try:
+        days = parse_days(words[0])
+        if len(days) != 1:
+            raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
+        return Plan(days[0], parse_time(words[1]), parse_zone(words[2]) if len(words) == 3 else "UTC", True)
+    except ScheduleError as problem:
+        raise UsageError(str(problem)) from None
+
+
+def _members(names: list[str]) -> list[str]:
+    users = [member_id(n) for n in names]
+    if any(u is None for u in users):
+        bad = names[users.index(None)]
+        raise UsageError(f"`{bad}` is not a member: use @name or a mention.")
+    return list(dict.fromkeys(users))

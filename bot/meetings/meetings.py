@@ -1,0 +1,308 @@
+"""Reading sessions: the weekly meeting, the presenter rota, reminders, member notes.
+
+Each meeting is a row unique on (channel, local date), created when its first reminder
+is due; its paper (the head of the reading queue) and presenter are assigned then and
+kept. Each reminder is claimed with UPDATE ... WHERE <sent_at> IS NULL, so a tick run
+twice, or by two processes, sends it once.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import func, select, update
+
+from bot.daily.schedule import WEEKDAYS
+from store import Database
+from store.database import upsert_insert
+from store.models import (
+    Meeting,
+    MeetingPlan,
+    MeetingSkip,
+    PaperNote,
+    Post,
+    Presenter,
+    QueueItem,
+)
+
+DAY_BEFORE = timedelta(hours=24)
+HOUR_BEFORE = timedelta(hours=1)
+NOTE_CHARS = 2000
+_MENTION = re.compile(r"^<@!?([\w.-]+)(?:\|[^>]*)?>$|^@?([\w.-]+)$")
+
+
+def member_id(text: str) -> str | None:
+    """A member named as @bob, <@U123>, <@!123> or <@U123|bob> (platform mentions)."""
+    match = _MENTION.match(text.strip())
+    return (match.group(1) or match.group(2)) if match else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    weekday: str
+    local_time: time
+    zone: str
+    enabled: bool
+
+    def describe(self) -> str:
+        return f"every {self.weekday.capitalize()} at {self.local_time:%H:%M} {self.zone}"
+
+    def start(self, day: date) -> datetime:
+        return datetime.combine(day, self.local_time, tzinfo=ZoneInfo(self.zone)).astimezone(timezone.utc)
+
+    def dates_around(self, now: datetime) -> list[date]:
+        """Meeting dates from yesterday to a week ahead, local to the plan's zone."""
+        today = now.astimezone(ZoneInfo(self.zone)).date()
+        days = (today + timedelta(days=n) for n in range(-1, 9))
+        return [d for d in days if WEEKDAYS[d.weekday()] == self.weekday]
+
+
+@dataclass(frozen=True)
+class Reminder:
+    channel_id: int
+    meeting_id: int
+    kind: str  # day_before | hour_before
+    local_date: date
+    starts_at: datetime
+    paper_id: int | None
+    presenter: str | None
+
+
+class Meetings:
+    def __init__(self, db: Database):
+        self.db = db
+
+    # --- the plan -------------------------------------------------------------------
+
+    def plan(self, channel_id: int) -> Plan | None:
+        with self.db.session() as session:
+            row = session.get(MeetingPlan, channel_id)
+            if row is None:
+                return None
+            return _plan_of(row)
+
+    def set_plan(self, channel_id: int, plan: Plan) -> None:
+        with self.db.session() as session:
+            row = session.get(MeetingPlan, channel_id) or MeetingPlan(channel_id=channel_id)
+            row.weekday, row.local_time = plan.weekday, f"{plan.local_time:%H:%M}"
+            row.timezone, row.enabled = plan.zone, plan.enabled
+            session.add(row)
+
+    def skip(self, channel_id: int, day: date) -> bool:
+        with self.db.session() as session:
+            inserted = session.execute(
+                upsert_insert(session, MeetingSkip).values(channel_id=channel_id, local_date=day)
+                .on_conflict_do_nothing(index_elements=["channel_id", "local_date"])
+                .returning(MeetingSkip.id)
+            ).first()
+        return inserted is not None
+
+    def skipped(self, channel_id: int) -> set[date]:
+        with self.db.session() as session:
+            return set(session.scalars(select(MeetingSkip.local_date).where(MeetingSkip.channel_id == channel_id)))
+
+    def next_meeting(self, channel_id: int, plan: Plan, now: datetime) -> tuple[date, datetime] | None:
+        skipped = self.skipped(channel_id)
+        for day in plan.dates_around(now):
+            if day not in skipped and plan.start(day) > now:
+                return day, plan.start(day)
+        return None
+
+    def meeting(self, channel_id: int, day: date) -> Meeting | None:
+        with self.db.session() as session:
+            return session.scalar(select(Meeting).where(Meeting.channel_id == channel_id, Meeting.local_date == day))
+
+    # --- presenters -------------------------------------------------------------------
+
+    def presenters(self, channel_id: int) -> list[Presenter]:
+        with self.db.session() as session:
+            return list(session.scalars(
+                select(Presenter).where(Presenter.channel_id == channel_id, Presenter.active.is_(True))
+                .order_by(Presenter.added_at, Presenter.id)
+            ))
+
+    def add_presenters(self, channel_id: int, users: list[str], now: datetime, volunteer: bool = False) -> None:
+        with self.db.session() as session:
+            for user in users:
+                row = session.scalar(
+                    select(Presenter).where(Presenter.channel_id == channel_id, Presenter.user_id == user)
+                )
+                if row is None:
+                    row = Presenter(channel_id=channel_id, user_id=user, added_at=now)
+                    session.add(row)
+                row.active = True
+                if volunteer:
+                    row.volunteered_at = now
+
+    def remove_presenters(self, channel_id: int, users: list[str]) -> None:
+        with self.db.session() as session:
+            session.execute(
+                update(Presenter).where(Presenter.channel_id == channel_id, Presenter.user_id.in_(users))
+                .values(active=False, volunteered_at=None)
+            )
+
+    def presentation_counts(self, channel_id: int, before: datetime) -> dict[str, tuple[int, datetime]]:
+        """Per member: how many meetings they presented, and the last one's start."""
+        with self.db.session() as session:
+            return _presented(session, channel_id, Meeting.starts_at < before)
+
+    def swap(self, meeting_id: int, presenter: str) -> None:
+        with self.db.session() as session:
+            session.execute(update(Meeting).where(Meeting.id == meeting_id).values(presenter=presenter))
+
+    # --- reminders ----------------------------------------------------------------------
+
+    def due_reminders(self, plans: dict[int, Plan], now: datetime, grace: timedelta) -> list[Reminder]:
+        """Claim every reminder due at `now` (at most `grace` late) and return them."""
+        due: list[Reminder] = []
+        for channel_id, plan in plans.items():
+            if not plan.enabled:
+                continue
+            skipped = self.skipped(channel_id)
+            for day in plan.dates_around(now):
+                start = plan.start(day)
+                if day in skipped or not start - DAY_BEFORE <= now < start:
+                    continue
+                kind = "hour_before" if now >= start - HOUR_BEFORE else "day_before"
+                mark = start - (HOUR_BEFORE if kind == "hour_before" else DAY_BEFORE)
+                if now - mark > grace:
+                    continue
+                reminder = self._claim(channel_id, day, start, kind, now)
+                if reminder is not None:
+                    due.append(reminder)
+        return due
+
+    def _claim(self, channel_id: int, day: date, start: datetime, kind: str, now: datetime) -> Reminder | None:
+        with self.db.session() as session:
+            session.execute(
+                upsert_insert(session, Meeting)
+                .values(channel_id=channel_id, local_date=day, starts_at=start)
+                .on_conflict_do_nothing(index_elements=["channel_id", "local_date"])
+            )
+            column = Meeting.day_before_sent_at if kind == "day_before" else Meeting.hour_before_sent_at
+            meeting_id = session.execute(
+                update(Meeting)
+                .where(Meeting.channel_id == channel_id, Meeting.local_date == day, column.is_(None))
+                .values({column: now})
+                .returning(Meeting.id)
+            ).scalar()
+            if meeting_id is None:
+                return None
+            meeting = session.get(Meeting, meeting_id)
+            if meeting.presenter is None and meeting.paper_id is None:
+                self._assign(session, meeting, now)
+            return Reminder(channel_id, meeting.id, kind, day, start, meeting.paper_id, meeting.presenter)
+
+    def release(self, reminder: Reminder) -> None:
+        """Un-claim a reminder whose delivery failed, so a later tick sends it."""
+        column = "day_before_sent_at" if reminder.kind == "day_before" else "hour_before_sent_at"
+        with self.db.session() as session:
+            session.execute(update(Meeting).where(Meeting.id == reminder.meeting_id).values({column: None}))
+
+    def _assign(self, session, meeting: Meeting, now: datetime) -> None:
+        """The head of the reading queue (not already given to another meeting), and the
+        presenter the rota names."""
+        taken = select(Meeting.paper_id).where(
+            Meeting.channel_id == meeting.channel_id, Meeting.id != meeting.id, Meeting.paper_id.is_not(None)
+        )
+        meeting.paper_id = session.scalar(
+            select(QueueItem.paper_id)
+            .where(QueueItem.channel_id == meeting.channel_id, QueueItem.state == "queued",
+                   QueueItem.paper_id.not_in(taken))
+            .order_by(QueueItem.added_at, QueueItem.id)
+            .limit(1)
+        )
+        if meeting.paper_id is not None:
+            meeting.presenter = self._next_presenter(session, meeting)
+
+    def _next_presenter(self, session, meeting: Meeting) -> str | None:
+        rota = list(session.scalars(
+            select(Presenter).where(Presenter.channel_id == meeting.channel_id, Presenter.active.is_(True))
+            .order_by(Presenter.added_at, Presenter.id)
+        ))
+        if not rota:
+            return None
+        volunteers = sorted((p for p in rota if p.volunteered_at), key=lambda p: _aware(p.volunteered_at))
+        if volunteers:
+            volunteers[0].volunteered_at = None
+            return volunteers[0].user_id
+        history = _presented(session, meeting.channel_id, Meeting.id != meeting.id)
+        previous = max(history, key=lambda user: history[user][1], default=None)
+        candidates = [p for p in rota if p.user_id != previous] or rota
+        never = datetime.min.replace(tzinfo=timezone.utc)
+        chosen = min(candidates, key=lambda p: (history.get(p.user_id, (0, never))[1],
+                                                 history.get(p.user_id, (0, never))[0]))
+        return chosen.user_id
+
+    def past(self, channel_id: int, now: datetime, limit: int) -> list[Meeting]:
+        with self.db.session() as session:
+            return list(session.scalars(
+                select(Meeting).where(Meeting.channel_id == channel_id, Meeting.starts_at <= now)
+                .order_by(Meeting.starts_at.desc()).limit(limit)
+            ))
+
+    def presenter_of(self, channel_id: int, paper_id: int, now: datetime) -> str | None:
+        """Who presented `paper_id` at the latest meeting that has started."""
+        with self.db.session() as session:
+            return session.scalar(
+                select(Meeting.presenter)
+                .where(Meeting.channel_id == channel_id, Meeting.paper_id == paper_id, Meeting.starts_at <= now)
+                .order_by(Meeting.starts_at.desc()).limit(1)
+            )
+
+    def discussion_ref(self, channel_id: int, paper_id: int) -> str | None:
+        """The message of this paper's post here, whose thread holds the discussion."""
+        with self.db.session() as session:
+            return session.scalar(
+                select(Post.message_ref).where(Post.channel_id == channel_id, Post.paper_id == paper_id,
+                                               Post.state == "sent")
+            )
+
+    # --- notes ----------------------------------------------------------------------------
+
+    def add_note(self, channel_id: int, paper_id: int, user_id: str, text: str, now: datetime) -> None:
+        with self.db.session() as session:
+            session.add(PaperNote(channel_id=channel_id, paper_id=paper_id, user_id=user_id, text=text,
+                                  created_at=now))
+
+    def notes(self, channel_id: int, paper_ids: list[int]) -> dict[int, list[PaperNote]]:
+        out: dict[int, list[PaperNote]] = {pid: [] for pid in paper_ids}
+        with self.db.session() as session:
+            for note in session.scalars(
+                select(PaperNote).where(PaperNote.channel_id == channel_id, PaperNote.paper_id.in_(paper_ids))
+                .order_by(PaperNote.created_at, PaperNote.id)
+            ):
+                out[note.paper_id].append(note)
+        return out
+
+    def plans(self, channel_ids: list[int] | None = None) -> dict[int, Plan]:
+        with self.db.session() as session:
+            query = select(MeetingPlan).where(MeetingPlan.enabled.is_(True))
+            if channel_ids is not None:
+                query = query.where(MeetingPlan.channel_id.in_(channel_ids))
+            return {row.channel_id: _plan_of(row) for row in session.scalars(query)}
+
+
+def _plan_of(row: MeetingPlan) -> Plan:
+    return Plan(row.weekday, time.fromisoformat(row.local_time), row.timezone, row.enabled)
+
+
+def _presented(session, channel_id: int, condition) -> dict[str, tuple[int, datetime]]:
+    """Per member: (meetings presented, start of the latest) among those matching."""
+    rows = session.execute(
+        select(Meeting.presenter, func.count(), func.max(Meeting.starts_at))
+        .where(Meeting.channel_id == channel_id, Meeting.presenter.is_not(None), condition)
+        .group_by(Meeting.presenter)
+    ).all()
+    return {user: (count, _aware(last)) for user, count, last in rows}
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes for what was stored in UTC."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=timezone.utc)
+

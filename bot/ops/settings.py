@@ -1,0 +1,352 @@
+"""Settings from the environment, checked once at start-up.
+
+Every setting comes from an environment variable and is checked when the process starts:
+a value that cannot be used is a `ConfigError` with one line per problem, each line
+starting with the variable's name and saying what is wrong. Empty variables count as
+unset. Secrets (tokens, the database password) are never shown: `SecretStr` hides them
+from reprs, and `mask_secret` / `mask_url` are what messages and reports print instead.
+
+The settings classes read the environment only through `from_env(env)`; constructing one
+directly takes just the values given (as tests do), never the process environment.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+from sqlalchemy.engine import make_url
+
+from store.database import DEFAULT_URL, resolve_database_url
+
+
+class ConfigError(ValueError):
+    """A setting from the environment that cannot be used; the message names it."""
+
+
+# PAPERCLUB_CATCHUP: how late a missed daily post may still go out. Defined here rather than
+# in bot.daily so that settings (and logs, which reads it) stay below every domain.
+DEFAULT_GRACE = timedelta(hours=3)
+DEFAULT_TICK_SECONDS = 60
+TICK_RANGE = (1, 3600)  # 1 s: fast ticks for tests and demos (tests/test_outage.py)
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+LOG_FORMATS = ("text", "json")
+DATABASE_EXAMPLES = "postgresql://USER:PASSWORD@HOST:5432/NAME or sqlite:///paperclub.db"
+
+# Never printed or logged; shown only as "set (N chars)". DATABASE_URL is shown with its
+# password hidden (mask_url).
+SECRET_VARIABLES = frozenset(
+    {
+        "SLACK_BOT_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "SLACK_APP_TOKEN",
+        "SLACK_CLIENT_ID",
+        "SLACK_CLIENT_SECRET",
+        "DISCORD_TOKEN",
+    }
+)
+DATABASE_VARIABLES = ("PAPERCLUB_DATABASE_URL", "DATABASE_URL")
+# Token prefixes say what kind of token it is and are safe to show.
+_TOKEN_PREFIXES = ("xoxb-", "xoxp-", "xapp-", "xoxe-")
+
+
+# --- reading the environment -------------------------------------------------------------------
+
+
+def environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables that are set: values stripped, empty (or blank) ones dropped."""
+    env = os.environ if env is None else env
+    return {
+        name: value.strip()
+        for name, value in env.items()
+        if isinstance(value, str) and value.strip()
+    }
+
+
+def is_set(env: Mapping[str, str], name: str) -> bool:
+    value = env.get(name)
+    return isinstance(value, str) and bool(value.strip())
+
+
+class MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source reading a given mapping instead of
+    os.environ (names matched exactly, blank values counting as unset)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str] | None = None):
+        self._mapping = environment(env)  # read by _load_env_vars during __init__
+        super().__init__(settings_cls, case_sensitive=True, env_ignore_empty=True)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return dict(self._mapping)
+
+
+class EnvSettings(BaseSettings):
+    """Base of paperclub's settings: `from_env(env)` reads, checks, and raises one
+    ConfigError listing every problem."""
+
+    model_config = SettingsConfigDict(
+        case_sensitive=True,
+        frozen=True,
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="forbid",
+    )
+    # What to say when a required variable is not set, by variable name.
+    MISSING: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Only what the constructor is given: from_env passes the environment's values in,
+        # so a test's settings never pick up the developer's own variables.
+        return (init_settings,)
+
+    @classmethod
+    def variables(cls) -> list[str]:
+        """The environment variables this class reads, in field order."""
+        names: list[str] = []
+        for name, field in cls.model_fields.items():
+            names += _variables_of(name, field.validation_alias)
+        return names
+
+    @classmethod
+    def values_from(cls, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The raw values of this class's variables in `env`, keyed by variable name."""
+        return MappingEnvSource(cls, env)()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None):
+        try:
+            return cls(**cls.values_from(env))
+        except ValidationError as error:
+            raise config_error(error, cls, environment(env)) from None
+
+
+def _variables_of(field_name: str, alias: Any) -> list[str]:
+    if isinstance(alias, str):
+        return [alias]
+    if isinstance(alias, AliasChoices):
+        return [choice for choice in alias.choices if isinstance(choice, str)]
+    return [field_name]
+
+
+# --- turning validation errors into ConfigError -------------------------------------------------
+
+
+def error_lines(
+    error: ValidationError,
+    settings_cls: type[EnvSettings] | None = None,
+    given: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """One line per problem, each starting with the variable's name. Validators raise
+    ValueError with the text after the name (or with the whole line, name first).
+    `given`, the variables that are set, tells which of a field's variables was used."""
+    hints = settings_cls.MISSING if settings_cls is not None else {}
+    lines: list[str] = []
+    for problem in error.errors(include_url=False):
+        name = _variable_name(problem["loc"], settings_cls, given or {})
+        kind = problem["type"]
+        if kind == "missing":
+            text = hints.get(name) or f"{name} is not set"
+        elif kind == "value_error" and "error" in problem.get("ctx", {}):
+            text = str(problem["ctx"]["error"])
+        elif name in SECRET_VARIABLES or name in DATABASE_VARIABLES:
+            text = problem["msg"]  # never echo a secret's value
+        else:
+            text = f"{problem.get('input')!r}: {problem['msg']}"
+        named = [name] + (settings_cls.variables() if settings_cls is not None else [])
+        if name and not any(text.startswith(n) for n in named):
+            text = f"{name}: {text}"
+        lines.append(text)
+    return lines
+
+
+def config_error(
+    error: ValidationError,
+    settings_cls: type[EnvSettings] | None = None,
+    given: Mapping[str, Any] | None = None,
+) -> ConfigError:
+    """A pydantic ValidationError as one ConfigError, one line per problem."""
+    return ConfigError("\n".join(error_lines(error, settings_cls, given)))
+
+
+def _variable_name(loc: tuple, settings_cls: type[EnvSettings] | None, given: Mapping) -> str:
+    if not loc:
+        return ""
+    name = str(loc[0])
+    if settings_cls is None:
+        return name
+    for field_name, field in settings_cls.model_fields.items():
+        names = _variables_of(field_name, field.validation_alias)
+        if name == field_name or name in names:
+            # A field read from one of several variables (PAPERCLUB_DATABASE_URL, else
+            # DATABASE_URL): name the one that was set.
+            return next((n for n in names if n in given), names[0])
+    return name
+
+
+# --- showing values without their secrets -------------------------------------------------------
+
+
+def mask_secret(value: str | None) -> str:
+    """"(not set)", or that it is set and how long it is: never any of the secret itself
+    beyond a token's kind (xoxb-, xapp-, ...)."""
+    if not value:
+        return "(not set)"
+    prefix = next((p for p in _TOKEN_PREFIXES if value.startswith(p)), "")
+    return f"{prefix}…({len(value)} chars)" if prefix else f"set ({len(value)} chars)"
+
+
+def mask_url(url: str) -> str:
+    """A database URL with its password hidden, even when SQLAlchemy cannot parse it."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        pass
+    # Unparseable: hide everything between the user name and the last "@".
+    head, at, host = url.rpartition("@")
+    if not at:
+        return url
+    scheme, sep, userinfo = head.rpartition("://")
+    user, colon, _password = userinfo.partition(":")
+    return f"{scheme}{sep}{user}{colon}{'***' if colon else ''}@{host}"
+
+
+# --- the checks ---------------------------------------------------------------------------------
+
+
+def database_url(raw: str) -> str:
+    """The URL SQLAlchemy will use (postgres:// and postgresql:// become
+    postgresql+psycopg://), or ValueError saying what is wrong (password hidden)."""
+    url = resolve_database_url({"DATABASE_URL": raw})
+    shown = mask_url(raw)
+    try:
+        parsed = make_url(url)
+    except Exception:
+        raise ValueError(f"{shown!r} is not a database URL: use {DATABASE_EXAMPLES}") from None
+    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise ValueError(f"{shown!r} is not a SQLite or PostgreSQL URL ({DATABASE_EXAMPLES})")
+    if backend == "postgresql" and driver != "psycopg":
+        raise ValueError(
+            f"{shown!r} asks for the {driver} driver, which paperclub does not install: "
+            f"write it as postgresql://… (paperclub uses psycopg)"
+        )
+    if backend == "sqlite" and driver != "pysqlite":
+        raise ValueError(f"{shown!r} asks for the {driver} driver: write it as sqlite:///PATH")
+    return url
+
+
+_DURATION = re.compile(r"^([0-9]*\.?[0-9]+)\s*([hms]?)$")
+_UNITS = {"h": 3600, "m": 60, "s": 1, "": 3600}
+
+
+def duration(raw: str) -> timedelta:
+    """3h, 90m, 45s, or a plain number of hours (1.5); ValueError otherwise."""
+    text = raw.strip().lower()
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(
+            f"{raw!r} is not a duration: use e.g. 3h, 90m or 45s (a plain number is hours)"
+        )
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if not math.isfinite(seconds) or seconds > timedelta.max.total_seconds():
+        raise ValueError(f"{raw!r} is too long a duration: use e.g. 3h, 90m or 45s")
+    return timedelta(seconds=seconds)
+
+
+def catchup_from_env(env: Mapping[str, str] | None = None) -> timedelta:
+    """PAPERCLUB_CATCHUP: how late a missed post may still go out (default 3h)."""
+    raw = environment(env).get("PAPERCLUB_CATCHUP")
+    if raw is None:
+        return DEFAULT_GRACE
+    try:
+        return duration(raw)
+    except ValueError as problem:
+        raise ConfigError(f"PAPERCLUB_CATCHUP: {problem}") from None
+
+
+class CoreSettings(EnvSettings):
+    """What every paperclub process needs, whatever the platform."""
+
+    # The URL SQLAlchemy uses (after the postgres:// rewrite); its password is a secret:
+    # left out of repr, shown through `database_shown`.
+    database_url: str = Field(
+        DEFAULT_URL,
+        validation_alias=AliasChoices("PAPERCLUB_DATABASE_URL", "DATABASE_URL"),
+        repr=False,
+    )
+    catchup: timedelta = Field(DEFAULT_GRACE, validation_alias="PAPERCLUB_CATCHUP")
+    tick_seconds: int = Field(DEFAULT_TICK_SECONDS, validation_alias="PAPERCLUB_TICK_SECONDS")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", validation_alias="PAPERCLUB_LOG_LEVEL"
+    )
+    log_format: Literal["text", "json"] = Field("text", validation_alias="PAPERCLUB_LOG_FORMAT")
+
+    @property
+    def database_shown(self) -> str:
+        return mask_url(self.database_url)
+
+    @property
+    def log_level_number(self) -> int:
+        return logging.getLevelName(self.log_level)
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _database_url(cls, value: Any) -> Any:
+        return database_url(value) if isinstance(value, str) else value
+
+    @field_validator("catchup", mode="before")
+    @classmethod
+    def _catchup(cls, value: Any) -> Any:
+        return duration(value) if isinstance(value, str) else value
+
+    @field_validator("tick_seconds", mode="before")
+    @classmethod
+    def _tick_seconds(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if not value.strip().isdigit():
+                raise ValueError(f"{value!r} is not a whole number of seconds")
+            value = int(value)
+        low, high = TICK_RANGE
+        if isinstance(value, int) and not low <= value <= high:
+            raise ValueError(f"{value} seconds is out of range: use {low} to {high}")
+        return value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _log_level(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            level = value.strip().upper()
+            if level not in LOG_LEVELS:
+                raise ValueError(f"{value!r} is not a log level: use {', '.join(LOG_LEVELS)}")
+            return level
+        return value
+
+    @field_validator("log_format", mode="before")
+    @classmethod
+    def _log_format(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            fmt = value.strip().lower()
+            if fmt not in LOG_FORMATS:
+                raise ValueError(f"{value!r} is not a log format: use text or json")
+            return fmt
+        return value

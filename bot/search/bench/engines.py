@@ -1,0 +1,163 @@
+"""The engines `paperclub bench` compares, each behind the same two steps.
+
+`build(size, directory)` indexes the synthetic corpus of that size and persists it in
+`directory`; `load(directory)` returns a function from a query's text to the ids of its
+top 10. Each engine tokenises the way it is normally used: paperclub and rank-bm25 with
+paperclub's tokenizer (paperclub on worker processes, rank-bm25 in one process), bm25s
+with its own tokenizer and PyStemmer's English stemmer, tantivy with its `en_stem`
+analyzer. rank-bm25 has no index format of its own, so it is pickled.
+"""
+
+from __future__ import annotations
+
+import pickle
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from bot.search.bench.synthetic import SeedPools, synthetic_papers
+from bot.search.bm25 import Bm25Params
+from bot.search.content import IndexContent
+from bot.search.files import IndexStore
+from bot.search.service import Query, SearchIndex
+from bot.search.tokens import Tokenizer
+
+K = 10
+Search = Callable[[str], list[int]]
+
+
+class PaperclubEngine:
+    name = "paperclub"
+
+    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
+        # The papers are streamed into the build, as from the database: their generation
+        # (about 5 s a million) counts in this engine's build time.
+        content = IndexContent.build(synthetic_papers(size, pools), Tokenizer())
+        IndexStore(directory).save(
+            content.arrays(), {"revision": 1, "fingerprint": "bench", "papers": size}
+        )
+
+    def load(self, directory: Path) -> Search:
+        stored = IndexStore(directory).current()
+        assert stored is not None, f"no index in {directory}"
+        index = SearchIndex(
+            stored.revision, Tokenizer(), IndexContent.from_arrays(stored.load(), Bm25Params())
+        )
+        return lambda text: [hit.paper_id for hit in index.search(Query(text), K)]
+
+
+class RankBm25Engine:
+    name = "rank-bm25"
+
+    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
+        from rank_bm25 import BM25Okapi
+
+        tokenizer = Tokenizer()
+        model = BM25Okapi([tokenizer.tokens(p.text) for p in synthetic_papers(size, pools)])
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(directory / "bm25okapi.pickle", "wb") as out:
+            pickle.dump(model, out, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def load(self, directory: Path) -> Search:
+        with open(directory / "bm25okapi.pickle", "rb") as source:
+            model = pickle.load(source)  # our own file, written by build above
+        tokenizer = Tokenizer()
+
+        def search(text: str) -> list[int]:
+            scores = model.get_scores(tokenizer.tokens(text))
+            top = np.argpartition(-scores, K)[:K] if len(scores) > K else np.arange(len(scores))
+            return [int(d) + 1 for d in top[np.argsort(-scores[top])]]
+
+        return search
+
+
+class Bm25sEngine:
+    name = "bm25s"
+
+    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
+        import bm25s
+        import Stemmer
+
+        texts = [p.text for p in synthetic_papers(size, pools)]
+        tokens = bm25s.tokenize(
+            texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False
+        )
+        del texts
+        retriever = bm25s.BM25()
+        retriever.index(tokens, show_progress=False)
+        retriever.save(str(directory), show_progress=False)
+
+    def load(self, directory: Path) -> Search:
+        import bm25s
+        import Stemmer
+
+        retriever = bm25s.BM25.load(str(directory), mmap=True, show_progress=False)
+        stemmer = Stemmer.Stemmer("english")
+
+        def search(text: str) -> list[int]:
+            tokens = bm25s.tokenize(
+                [text], stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False
+            )
+            if not tokens[0]:
+                return []
+            docs, _scores = retriever.retrieve(tokens, k=K, show_progress=False, n_threads=1)
+            return [int(d) + 1 for d in docs[0]]
+
+        return search
+
+
+class TantivyEngine:
+    name = "tantivy"
+
+    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
+        import tantivy
+
+        directory.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(_tantivy_schema(), path=str(directory))
+        writer = index.writer(heap_size=256_000_000, num_threads=2)
+        for paper in synthetic_papers(size, pools):
+            writer.add_document(tantivy.Document(id=paper.paper_id, body=paper.text))
+        writer.commit()
+        writer.wait_merging_threads()
+
+    def load(self, directory: Path) -> Search:
+        import tantivy
+
+        index = tantivy.Index(_tantivy_schema(), path=str(directory))
+        searcher = index.searcher()
+
+        def search(text: str) -> list[int]:
+            # The query parser has a syntax of its own (+, -, :, quotes); plain words only.
+            words = re.sub(r"[^\w\s]", " ", text)
+            if not words.strip():
+                return []
+            hits = searcher.search(index.parse_query(words, ["body"]), K).hits
+            return [searcher.doc(address)["id"][0] for _score, address in hits]
+
+        return search
+
+
+def _tantivy_schema():
+    import tantivy
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_integer_field("id", stored=True)
+    builder.add_text_field("body", stored=False, tokenizer_name="en_stem")
+    return builder.build()
+
+
+ENGINES = {e.name: e for e in (PaperclubEngine(), RankBm25Engine(), Bm25sEngine(), TantivyEngine())}
+
+
+def available(name: str) -> str | None:
+    """Why an engine cannot run here (its package is missing), or None."""
+    module = {"rank-bm25": "rank_bm25", "bm25s": "bm25s", "tantivy": "tantivy"}.get(name)
+    if module is None:
+        return None
+    try:
+        __import__(module)
+    except ImportError:
+        return f"{module} is not installed (pip install 'paperclub[bench]')"
+    return None

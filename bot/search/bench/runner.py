@@ -1,0 +1,267 @@
+"""Running `paperclub bench`: every engine at every size, each step in its own process.
+
+A build runs in one child process and the serving (cold load, then the queries) in
+another, so each peak (ru_maxrss) belongs to one engine and one step. paperclub's build
+tokenises on worker processes; their peak is added once per worker (an upper bound,
+as they run side by side).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bot.search.bench.engines import ENGINES, available
+from bot.search.bench.synthetic import SeedPools, bench_queries, seed_records, size_label
+
+
+@dataclass
+class Measurement:
+    engine: str
+    size: int
+    build_s: float | None = None
+    build_peak_mb: float | None = None
+    index_mb: float | None = None
+    load_s: float | None = None
+    serve_peak_mb: float | None = None
+    p50_ms: float | None = None
+    p99_ms: float | None = None
+    queries: int = 0
+    note: str = ""
+
+
+def run_bench(
+    sizes: list[int],
+    engines: list[str],
+    work_dir: Path,
+    query_count: int = 300,
+    rank_bm25_max: int = 100_000,
+    log: Callable[[str], None] = print,
+) -> list[Measurement]:
+    queries = bench_queries(SeedPools.from_records(seed_records()), query_count)
+    results = []
+    for size in sizes:
+        for engine in engines:
+            measurement = Measurement(engine, size)
+            results.append(measurement)
+            skip = available(engine) or (
+                f"skipped above {size_label(rank_bm25_max)}"
+                if engine == "rank-bm25" and size > rank_bm25_max
+                else None
+            )
+            if skip:
+                measurement.note = skip
+                log(f"{engine} {size_label(size)}: {skip}")
+                continue
+            directory = work_dir / f"{engine}-{size_label(size)}"
+            shutil.rmtree(directory, ignore_errors=True)
+            try:
+                _measure(measurement, directory, queries, log)
+            except Exception as problem:  # noqa: BLE001 - one engine failing must not end the run
+                measurement.note = f"failed: {type(problem).__name__}: {problem}"
+                log(f"{engine} {size_label(size)}: {measurement.note}")
+            finally:
+                shutil.rmtree(directory, ignore_errors=True)
+    return results
+
+
+def _measure(
+    measurement: Measurement, directory: Path, queries: list[str], log: Callable[[str], None]
+) -> None:
+    label = f"{measurement.engine} {size_label(measurement.size)}"
+    log(f"{label}: building")
+    build = _in_child(_build_step, measurement.engine, measurement.size, directory)
+    measurement.build_s, measurement.build_peak_mb = build["seconds"], build["peak_mb"]
+    measurement.index_mb = _size_mb(directory)
+    log(
+        f"{label}: built in {build['seconds']:.1f} s, peak {build['peak_mb']:.0f} MB, {measurement.index_mb:.0f} MB on disk"
+    )
+    serve = _in_child(_serve_step, measurement.engine, directory, queries)
+    measurement.load_s, measurement.serve_peak_mb = serve["load_s"], serve["peak_mb"]
+    measurement.p50_ms, measurement.p99_ms, measurement.queries = (
+        serve["p50_ms"],
+        serve["p99_ms"],
+        len(queries),
+    )
+    log(
+        f"{label}: load {serve['load_s']:.2f} s, p50 {serve['p50_ms']:.2f} ms, p99 {serve['p99_ms']:.2f} ms"
+    )
+
+
+def _in_child(step: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(step, *args).result()
+
+
+def _build_step(engine: str, size: int, directory: Path) -> dict[str, Any]:
+    pools = SeedPools.from_records(seed_records())
+    started = time.perf_counter()
+    ENGINES[engine].build(size, pools, directory)
+    return {"seconds": time.perf_counter() - started, "peak_mb": _peak_mb()}
+
+
+def _serve_step(engine: str, directory: Path, queries: list[str]) -> dict[str, Any]:
+    started = time.perf_counter()
+    search = ENGINES[engine].load(directory)
+    load_s = time.perf_counter() - started
+    latencies = []
+    for text in queries:
+        started = time.perf_counter()
+        search(text)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return {
+        "load_s": load_s,
+        "p50_ms": float(np.percentile(latencies, 50)),
+        "p99_ms": float(np.percentile(latencies, 99)),
+        "peak_mb": _peak_mb(),
+    }
+
+
+def _peak_mb() -> float:
+    """This process's peak resident memory, plus its worker processes' (Linux: KiB)."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return (own + (os.cpu_count() or 1) * workers if workers else own) / 1024
+
+
+def _size_mb(directory: Path) -> float:
+    return sum(f.stat().st_size for f in directory.rglob("*") if f.is_file()) / 2**20
+
+
+# --- reporting ---------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    """What the figures came from: cores, processor model, memory, Python."""
+    model = ""
+    memory_gib = 0.0
+    if Path("/proc/cpuinfo").exists():
+        model = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            "",
+        )
+    if Path("/proc/meminfo").exists():
+        total = next(
+            line
+            for line in Path("/proc/meminfo").read_text().splitlines()
+            if line.startswith("MemTotal")
+        )
+        memory_gib = int(total.split()[1]) / 2**20
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model or platform.processor(),
+        "memory_gib": round(memory_gib, 1),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+    }
+
+
+COLUMNS = (
+    ("engine", "engine", "{}"),
+    ("size", "docs", "{}"),
+    ("build_s", "build s", "{:.1f}"),
+    ("build_peak_mb", "build peak MB", "{:.0f}"),
+    ("index_mb", "index MB", "{:.0f}"),
+    ("load_s", "load s", "{:.2f}"),
+    ("serve_peak_mb", "serve peak MB", "{:.0f}"),
+    ("p50_ms", "p50 ms", "{:.2f}"),
+    ("p99_ms", "p99 ms", "{:.2f}"),
+)
+
+
+def table(results: list[Measurement]) -> str:
+    """A Markdown table (it reads as plain text too)."""
+    rows = [[title for _key, title, _fmt in COLUMNS] + ["note"]]
+    for m in results:
+        values = asdict(m)
+        cells = [
+            size_label(m.size)
+            if key == "size"
+            else ("-" if values[key] is None else fmt.format(values[key]))
+            for key, _title, fmt in COLUMNS
+        ]
+        rows.append(cells + [m.note])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " |" for row in rows
+    ]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def write_json(results: list[Measurement], path: Path, queries: int) -> None:
+    path.write_text(
+        json.dumps(
+            {"machine": machine(), "queries": queries, "results": [asdict(m) for m in results]},
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+
+
+def read_json(path: Path) -> list[Measurement]:
+    names = {f.name for f in fields(Measurement)}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [Measurement(**{k: v for k, v in row.items() if k in names}) for row in data["results"]]
+
+
+def plot(results: list[Measurement], path: Path) -> bool:
+    """Latency against corpus size, log-log, a line per engine (p50 solid, p99 dashed).
+    False when matplotlib is not installed (it is in the `bench` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for engine in dict.fromkeys(m.engine for m in results):
+        done = sorted(
+            (m for m in results if m.engine == engine and m.p50_ms is not None),
+            key=lambda m: m.size,
+        )
+        if not done:
+            continue
+        line = axes.plot(
+            [m.size for m in done], [m.p50_ms for m in done], marker="o", label=f"{engine} p50"
+        )[0]
+        axes.plot(
+            [m.size for m in done],
+            [m.p99_ms for m in done],
+            linestyle="--",
+            marker=".",
+            color=line.get_color(),
+            label=f"{engine} p99",
+        )
+    info = machine()
+    axes.set(
+        xscale="log",
+        yscale="log",
+        xlabel="corpus size (papers)",
+        ylabel="query latency (ms)",
+        title=f"BM25 top-10 latency ({info['nproc']} cores, {info['cpu']})",
+    )
+    axes.title.set_fontsize(9)
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return True

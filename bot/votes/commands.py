@@ -1,0 +1,318 @@
+"""Vote, poll and queue commands: vote, nominate, poll, queue, top, stats.
+
+Like every command, each handler checks everything before it writes, so a refused
+command changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+
+from bot.corpus.library import Library
+from bot.daily.cards import card
+from bot.daily.channels import Channels
+from bot.daily.posts import DailyPosts, Deliver
+from bot.grammar import Command, UsageError, require_manager
+from bot.meetings.meetings import Meetings
+from bot.messages import Action, Incoming, Reply
+from bot.search.service import Query, QueryError
+from bot.votes.polls import Option, PollRefused, Polls, PollView
+from bot.votes.votes import POST_VOTES, Votes
+
+log = logging.getLogger(__name__)
+
+POLL_OPTIONS_DEFAULT = 4
+POLL_OPTIONS_MAX = 10  # Discord's native polls and a readable message both stop here
+POLL_DURATION_DEFAULT = timedelta(hours=48)
+POLL_DURATION_MIN = timedelta(minutes=10)
+POLL_DURATION_MAX = timedelta(days=14)
+DAYS_DEFAULT = 30
+DAYS_MAX = 3650
+_DURATION = re.compile(r"^(\d{1,4})([mhd])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+class VoteCommands:
+    def __init__(
+        self,
+        channels: Channels,
+        daily: DailyPosts,
+        library: Library,
+        votes: Votes,
+        polls: Polls,
+        meetings: Meetings,
+        clock: Callable[[], datetime],
+    ):
+        self.channels = channels
+        self.daily = daily
+        self.library = library
+        self.votes = votes
+        self.polls = polls
+        self.meetings = meetings
+        self.clock = clock
+
+    def commands(self) -> list[Command]:
+        return [
+            Command("vote", "vote POST_ID up|down|read|none · vote POLL_ID OPTION",
+                    "Vote on a post (want to discuss / not for us / I read it), or in a poll.",
+                    "vote 12 up", self.vote),
+            Command("nominate", "nominate ID|QUERY", "Propose a paper for the next reading poll.",
+                    "nominate graph biconnectivity", self.nominate),
+            Command("poll", "poll [N] [DURATION] · poll close",
+                    "Start a poll on what to read next (N options, default 4; DURATION like 48h, 2d) or "
+                    "close it (managers).", "poll 4 48h", self.poll),
+            Command("queue", "queue · queue done ID · queue remove ID",
+                    "The reading queue; mark a paper discussed, or remove it (managers).", "queue done 42",
+                    self.queue),
+            Command("top", "top [DAYS]", "The channel's most wanted posts (default: the last 30 days).",
+                    "top 7", self.top),
+            Command("stats", "stats [DAYS]", "Who takes part: posts, votes, voters (default 30 days).",
+                    "stats", self.stats),
+        ]
+
+    # --- votes ------------------------------------------------------------------------
+
+    def vote(self, incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        if len(words) != 2 or not words[0].lstrip("#").isdigit():
+            raise UsageError("Give the post or poll ID and your vote.")
+        target, choice = int(words[0].lstrip("#")), words[1].lower()
+        channel = self.channels.get(incoming.channel)
+        if choice in POST_VOTES:
+            return self._vote_post(channel.id, target, incoming.user.user_id, choice)
+        if choice.isdigit():
+            return self._vote_poll(channel.id, target, incoming.user.user_id, int(choice))
+        raise UsageError(f"`{words[1]}` is not a vote: up, down, read or none for a post; an option number for a poll.")
+
+    def _vote_post(self, channel_id: int, post_id: int, user_id: str, choice: str) -> Reply:
+        if self.votes.post_in_channel(post_id, channel_id) is None:
+            return Reply(text=f"There is no post {post_id} in this channel.", ephemeral=True, ok=False)
+        tally = self.votes.vote(post_id, user_id, choice, self.clock())
+        said = {"up": "You want to discuss it", "down": "Not for you, noted", "read": "Marked as read",
+                "none": "Your votes on it are withdrawn"}[choice]
+        return Reply(text=f"{said}. Post {post_id}: {tally.describe()}", ephemeral=True, post_id=post_id)
+
+    def _vote_poll(self, channel_id: int, poll_id: int, user_id: str, position: int) -> Reply:
+        try:
+            poll = self.polls.vote(poll_id, channel_id, user_id, position, self.clock())
+        except PollRefused as refusal:
+            return Reply(text=str(refusal), ephemeral=True, ok=False, poll_id=poll_id)
+        option = next(o for o in poll.options if o.position == position)
+        title = self.library.get_many([option.paper_id])[option.paper_id].title
+        return Reply(text=f"Your vote in poll {poll_id}: option {position}, “{title}”.", ephemeral=True,
+                     poll_id=poll_id)
+
+    # --- nominations and polls --------------------------------------------------------------
+
+    def nominate(self, incoming: Incoming, args: str) -> Reply:
+        if not args.strip():
+            raise UsageError("Give a paper ID or words to search for.")
+        channel = self.channels.get(incoming.channel)
+        paper, found_by = self._paper_for(args.strip())
+        try:
+            new = self.polls.nominate(channel.id, paper.id, incoming.user.user_id, self.clock())
+        except PollRefused as refusal:
+            return Reply(text=str(refusal), ephemeral=True, ok=False)
+        how = f" (the best match for `{args.strip()}`)" if found_by else ""
+        if not new:
+            return Reply(text=f"“{paper.title}” [{paper.id}] is already nominated.")
+        return Reply(text=f"Nominated “{paper.title}” [{paper.id}]{how} for the next poll.")
+
+    def _paper_for(self, ref: str):
+        if len(ref.split()) == 1:
+            paper = self.library.find(ref)
+            if paper is not None:
+                return paper, False
+            if ref.lstrip("#").isdigit():
+                raise UsageError(f"No paper with ID `{ref}`.")
+        try:
+            hits = self.daily.search.current().search(Query.parse(ref), 1)
+        except QueryError as problem:
+            raise UsageError(str(problem)) from None
+        if not hits:
+            raise UsageError(f"No paper matches `{ref}`.")
+        return self.library.get_many([hits[0].paper_id])[hits[0].paper_id], True
+
+    def poll(self, incoming: Incoming, args: str) -> Reply:
+        words = args.lower().split()
+        if words == ["close"]:
+            require_manager(incoming, "close a poll")
+            return self._close_here(incoming)
+        count, duration = _poll_arguments(words)
+        require_manager(incoming, "start a poll")
+        channel = self.channels.get(incoming.channel)
+        existing = self.polls.open_poll(channel.id)
+        if existing is not None:
+            return Reply(text=f"Poll {existing.id} is still open; `poll close` ends it first.", ephemeral=True,
+                         ok=False, poll_id=existing.id)
+        options = self._options(channel, count)
+        if len(options) < 2:
+            return Reply(text="Not enough papers for a poll: nominate some with `nominate ID|QUERY`.",
+                         ephemeral=True, ok=False)
+        now = self.clock()
+        poll = self.polls.create(channel.id, incoming.user.user_id, options, now, now + duration)
+        return self.poll_reply(poll)
+
+    def _options(self, channel, count: int) -> list[Option]:
+        """Nominations first (oldest first), then the channel's best unposted picks."""
+        nominated = self.polls.open_nominations(channel.id)[:count]
+        options = [Option(i, pid, at) for i, (pid, at) in enumerate(nominated, 1)]
+        taken = {o.paper_id for o in options} | self.polls.queued_papers(channel.id)
+        history = self.daily.histories([channel.id])[channel.id]
+        feedback = self.votes.feedback([channel.id])[channel.id]
+        index = self.daily.search.current()
+        while len(options) < count:
+            pick = self.daily.picker.choose(index, channel, history[0] | taken, history[1], feedback=feedback)
+            if pick is None:
+                break
+            options.append(Option(len(options) + 1, pick.paper_id, None))
+            taken.add(pick.paper_id)
+        return options
+
+    def poll_reply(self, poll: PollView) -> Reply:
+        papers = self.library.get_many(o.paper_id for o in poll.options)
+        tokenizer = self.daily.search.tokenizer
+        cards = [card(papers[o.paper_id], tokenizer) for o in poll.options]
+        for option, paper_card in zip(poll.options, cards):
+            paper_card.reason = f"Option {option.position}" + (" (nominated)" if option.nominated_at else "")
+        return Reply(
+            open_thread=f"Poll {poll.id}: what do we read next?",
+            text=(f"Poll {poll.id}: what do we read next? Vote with `vote {poll.id} OPTION` "
+                  f"until {poll.closes_at:%a %d %b %H:%M} UTC."),
+            cards=cards,
+            actions=[Action(f"{o.position}. {_short(papers[o.paper_id].title)}", f"vote {poll.id} {o.position}")
+                     for o in poll.options],
+            poll_id=poll.id,
+        )
+
+    def _close_here(self, incoming: Incoming) -> Reply:
+        channel = self.channels.get(incoming.channel)
+        poll = self.polls.open_poll(channel.id)
+        if poll is None:
+            return Reply(text="There is no open poll here.", ephemeral=True, ok=False)
+        closed = self.polls.close(poll.id, self.clock())
+        if closed is None:
+            return Reply(text=f"Poll {poll.id} was closed a moment ago.", ephemeral=True, ok=False)
+        return self.result_reply(closed)
+
+    def result_reply(self, poll: PollView) -> Reply:
+        papers = self.library.get_many(o.paper_id for o in poll.options)
+        lines = [f"{o.position}. {papers[o.paper_id].title}: {_votes(poll.result.get(str(o.position), 0))}"
+                 for o in poll.options]
+        if poll.winner_paper_id is None:
+            verdict = "No votes, so nothing joins the reading queue."
+        else:
+            verdict = f"Winner: “{papers[poll.winner_paper_id].title}”, now in the reading queue."
+        return Reply(text=f"Poll {poll.id} closed.\n" + "\n".join(lines) + f"\n{verdict}", in_thread=True,
+                     reply_to=poll.message_ref, poll_id=poll.id)
+
+    def close_due(self, now: datetime, deliver: Deliver, platforms: Iterable[str]) -> list[PollView]:
+        """Close the polls whose deadline passed and post each result in its thread."""
+        platforms = set(platforms)
+        closed = []
+        due = self.polls.due(now)
+        channels = self.channels.by_ids([channel_id for _, channel_id in due])
+        for poll_id, channel_id in due:
+            channel = channels.get(channel_id)
+            if channel is None or channel.ref.platform not in platforms:
+                continue
+            result = self.polls.close(poll_id, now)
+            if result is None:  # another process closed it first
+                continue
+            closed.append(result)
+            try:
+                deliver(channel.ref, self.result_reply(result))
+            except Exception:  # noqa: BLE001 - the result is counted and kept; one channel must not stop the tick
+                log.exception("posting the result of poll %s to %s failed", poll_id, channel.ref.key())
+        return closed
+
+    # --- queue, top, stats -----------------------------------------------------------------
+
+    def queue(self, incoming: Incoming, args: str) -> Reply:
+        words = args.lower().split()
+        channel = self.channels.get(incoming.channel)
+        if not words:
+            items = self.polls.queue(channel.id)
+            if not items:
+                return Reply(text="The reading queue is empty: `poll` lets the channel choose.")
+            papers = self.library.get_many(i.paper_id for i in items)
+            lines = [f"{n}. [{i.paper_id}] {papers[i.paper_id].title}" for n, i in enumerate(items, 1)]
+            return Reply(text="Reading queue:\n" + "\n".join(lines))
+        if len(words) != 2 or words[0] not in ("done", "remove") or not words[1].lstrip("#").isdigit():
+            raise UsageError("Say `queue`, `queue done ID` or `queue remove ID`.")
+        paper_id = int(words[1].lstrip("#"))
+        if words[0] == "remove":
+            require_manager(incoming, "remove papers from the queue")
+        state = "done" if words[0] == "done" else "removed"
+        presenter = self.meetings.presenter_of(channel.id, paper_id, self.clock()) if state == "done" else None
+        if not self.polls.mark(channel.id, paper_id, state, self.clock(), presenter):
+            return Reply(text=f"Paper {paper_id} is not in this channel's reading queue.", ephemeral=True, ok=False)
+        done = "marked as discussed" + (f", presented by @{presenter}" if presenter else "")
+        return Reply(text=f"Paper {paper_id} {done if state == 'done' else 'removed from the queue'}.")
+
+    def top(self, incoming: Incoming, args: str) -> Reply:
+        days = _days(args)
+        channel = self.channels.get(incoming.channel)
+        ranked = self.votes.top(channel.id, self.clock() - timedelta(days=days))
+        if not ranked:
+            return Reply(text=f"No votes on posts here in the last {days} days.")
+        papers = self.library.get_many(p.paper_id for p, _ in ranked)
+        lines = [f"{n}. [{p.paper_id}] {papers[p.paper_id].title} ({t.describe()})"
+                 for n, (p, t) in enumerate(ranked, 1)]
+        return Reply(text=f"Most wanted in the last {days} days:\n" + "\n".join(lines))
+
+    def stats(self, incoming: Incoming, args: str) -> Reply:
+        days = _days(args)
+        channel = self.channels.get(incoming.channel)
+        numbers = self.votes.participation(channel.id, self.clock() - timedelta(days=days))
+        voters = ", ".join(f"{user} ({count})" for user, count in numbers["top_voters"]) or "nobody yet"
+        return Reply(
+            text=(f"Last {days} days: {numbers['posts']} posts, {numbers['votes']} votes from "
+                  f"{numbers['voters']} members. Most active: {voters}. "
+                  f"Reading queue: {len(self.polls.queue(channel.id))} papers.")
+        )
+
+
+def _poll_arguments(words: list[str]) -> tuple[int, timedelta]:
+    count, duration = POLL_OPTIONS_DEFAULT, POLL_DURATION_DEFAULT
+    rest = list(words)
+    if rest and rest[0].isdigit():
+        count = int(rest.pop(0))
+        if not 2 <= count <= POLL_OPTIONS_MAX:
+            raise UsageError(f"A poll has 2 to {POLL_OPTIONS_MAX} options.")
+    if rest:
+        duration = parse_duration(rest.pop(0))
+    if rest:
+        raise UsageError(f"`{rest[0]}` is not understood here.")
+    return count, duration
+
+
+def parse_duration(text: str) -> timedelta:
+    match = _DURATION.match(text)
+    if not match:
+        raise UsageError(f"`{text}` is not a duration: use minutes, hours or days like 90m, 48h, 3d.")
+    duration = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    if not POLL_DURATION_MIN <= duration <= POLL_DURATION_MAX:
+        raise UsageError("A poll runs from 10 minutes to 14 days.")
+    return duration
+
+
+def _days(args: str) -> int:
+    words = args.split()
+    if not words:
+        return DAYS_DEFAULT
+    if len(words) != 1 or not words[0].isdigit() or not 1 <= int(words[0]) <= DAYS_MAX:
+        raise UsageError("DAYS is a number of days, e.g. 7.")
+    return int(words[0])
+
+
+def _votes(count: int) -> str:
+    return "1 vote" if count == 1 else f"{count} votes"
+
+
+def _short(title: str, limit: int = 60) -> str:
+    return title if len(title) <= limit else title[: limit - 1] + "…"
+

@@ -1,0 +1,118 @@
+"""Importing into the database: counts, idempotence, merging sources, atomic failure, export."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from bot.corpus.library import Library
+from bot.corpus.records import CorpusFormatError
+from tests.conftest import SEED_COUNTS, SEED_FILES, import_seeds
+
+
+def test_each_seed_imports_its_count_and_reimport_changes_nothing(db):
+    library = Library(db)
+    for fmt, path in SEED_FILES.items():
+        summary = library.import_file(path, collection=fmt)
+        assert (summary.format, summary.added, summary.updated) == (fmt, SEED_COUNTS[fmt], 0)
+    assert library.count() == sum(SEED_COUNTS.values())
+    revision = library.revision()
+    for fmt, path in SEED_FILES.items():
+        summary = library.import_file(path, collection=fmt)
+        assert (summary.added, summary.updated, summary.unchanged) == (0, 0, SEED_COUNTS[fmt])
+    assert library.count() == sum(SEED_COUNTS.values())
+    assert library.revision() == revision
+
+
+def test_paper_from_two_sources_is_one_paper_listing_both(db, tmp_path):
+    library = Library(db)
+    library.import_file(SEED_FILES["blog-review"], collection="blog")
+    feed = tmp_path / "extra.jsonl"
+    feed.write_text(
+        json.dumps(
+            {
+                "title": "How do vision transformers work",
+                "authors": ["Namuk Park", "Songkuk Kim"],
+                "abstract": "The success of multi-head self-attentions (MSAs) for computer vision ...",
+                "external_ids": {"arxiv": "2202.06709"},
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    summary = library.import_file(feed, collection="arxiv-picks")
+    assert (summary.added, summary.updated) == (0, 1)
+    paper = library.find("2202.06709")
+    assert paper is not None
+    assert paper.title == "How Do Vision Transformers Work?"  # the first source's title stays
+    assert paper.collections == ["arxiv-picks", "blog"]
+    assert paper.authors == ["Namuk Park", "Songkuk Kim"]  # filled in from the second source
+    assert paper.notes, "the reviewer's notes are kept"
+    assert library.count() == SEED_COUNTS["blog-review"]
+
+
+def test_same_title_with_different_ids_stays_two_papers(db, tmp_path):
+    library = Library(db)
+    corpus = tmp_path / "beir.jsonl"
+    corpus.write_text(
+        '{"_id": "1", "title": "Same title", "text": "first text"}\n'
+        '{"_id": "2", "title": "Same title", "text": "second text"}\n',
+        encoding="utf-8",
+    )
+    assert library.import_file(corpus).added == 2
+    assert library.find("1").abstract == "first text"
+    assert library.find("2").abstract == "second text"
+
+
+def test_a_malformed_file_stores_nothing(db, tmp_path):
+    library = Library(db)
+    good = SEED_FILES["openreview"].read_text(encoding="utf-8")
+    truncated = tmp_path / "cut.md"
+    cut = good.index("## [", len(good) // 2)  # keep a heading but not its abstract
+    truncated.write_text(good[: cut + 40], encoding="utf-8")
+    with pytest.raises(CorpusFormatError) as raised:
+        library.import_file(truncated)
+    assert str(raised.value).startswith(f"{truncated}:")
+    assert library.count() == 0
+    assert library.revision() == 0
+
+
+def test_export_lists_every_paper_as_the_sources_gave_it(db):
+    library = Library(db)
+    import_seeds(library)
+    out = io.StringIO()
+    assert library.export(out) == sum(SEED_COUNTS.values())
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    by_title = {r["title"]: r for r in rows}
+    poster = by_title["Rethinking the Expressive Power of GNNs via Graph Biconnectivity"]
+    assert poster["authors"] == ["Bohang Zhang", "Shengjie Luo", "Liwei Wang", "Di He"]
+    assert poster["award"] == "Outstanding Paper"
+    assert poster["collections"] == ["poster-session"]
+    net_dnf = by_title["Net-DNF: Effective Deep Modeling of Tabular Data"]
+    assert net_dnf["authors"] == ["Liran Katzir", "Gal Elidan", "Ran El-Yaniv"]
+    assert net_dnf["track"] == "Poster"
+    for row in rows:
+        assert row["title"] and row["title"] == " ".join(row["title"].split())
+        assert not row["title"].startswith(("Outstanding Paper", "Honorable Mention", "Get trending", "Subscribe"))
+        assert set(row) >= {"id", "external_ids", "title", "authors", "abstract", "url", "sources", "collections",
+                            "track", "award", "tags", "notes"}
+    topic_tags = sorted({t for r in rows if "topic-abstracts" in r["collections"] for t in r["tags"]})
+    assert topic_tags == [
+        "Architectural Bias", "Continual Learning", "Domain Adaptation", "Emergent Communication",
+        "Explaining Learning and Learning Phenomenon",
+    ]
+
+
+def test_export_round_trips_through_import(db, tmp_path):
+    library = Library(db)
+    library.import_file(SEED_FILES["poster-session"], collection="posters")
+    dump = tmp_path / "dump.jsonl"
+    with dump.open("w", encoding="utf-8") as out:
+        library.export(out)
+    summary = library.import_file(dump, collection="posters-copy")
+    # Same papers (matched by title), each now also listed under the new collection.
+    assert (summary.added, summary.updated) == (0, SEED_COUNTS["poster-session"])
+    assert library.count() == SEED_COUNTS["poster-session"]
+    assert {name for name, _ in library.collections()} == {"posters", "posters-copy"}

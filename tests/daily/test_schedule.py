@@ -1,0 +1,70 @@
+"""Schedules: parsing what people type, and due times across time zones and DST."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta, timezone
+
+import pytest
+
+from bot.daily.schedule import Schedule, ScheduleError, parse_schedule
+
+UTC = timezone.utc
+GRACE = timedelta(hours=3)
+
+
+def test_parse_full_and_defaults():
+    assert parse_schedule(["09:00", "Europe/Berlin", "weekdays"]) == Schedule(
+        time(9, 0), "Europe/Berlin", ("mon", "tue", "wed", "thu", "fri")
+    )
+    assert parse_schedule(["7:30"]) == Schedule(time(7, 30))
+    assert parse_schedule(["18:00", "mon,wed,Friday"]).days == ("mon", "wed", "fri")
+    assert parse_schedule(["18:00", "America/New_York"]).zone == "America/New_York"
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["25:00"], ["9"], ["09:60"], ["09:00", "Mars/Olympus"], ["09:00", "fryday"], ["09:00", "UTC", "mon,fryday"],
+     ["09:00", "UTC", "daily", "extra"], [], ["09:00", "../../etc/passwd"]],
+)
+def test_bad_schedules_are_refused(words):
+    with pytest.raises(ScheduleError):
+        parse_schedule(words)
+
+
+def test_berlin_nine_is_eight_utc_in_winter_and_seven_in_summer():
+    berlin = Schedule(time(9, 0), "Europe/Berlin")
+    assert berlin.slot(date(2026, 1, 15)) == datetime(2026, 1, 15, 8, 0, tzinfo=UTC)
+    assert berlin.slot(date(2026, 7, 15)) == datetime(2026, 7, 15, 7, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("changeover", [date(2026, 3, 29), date(2026, 10, 25)])
+def test_each_dst_changeover_day_is_due_exactly_once(changeover):
+    # Early-morning times are the ones a DST change moves or repeats.
+    for post_time in (time(2, 30), time(9, 0)):
+        schedule = Schedule(post_time, "Europe/Berlin")
+        start = datetime.combine(changeover - timedelta(days=1), time(0), tzinfo=UTC)
+        due_dates = set()
+        due_ticks = []
+        for minute in range(0, 3 * 24 * 60, 15):
+            now = start + timedelta(minutes=minute)
+            day = schedule.due_date(now, GRACE)
+            if day is not None:
+                due_dates.add(day)
+                due_ticks.append((day, now))
+        assert changeover in due_dates
+        first_due = min(now for day, now in due_ticks if day == changeover)
+        assert first_due >= schedule.slot(changeover)
+
+
+def test_due_window_and_yesterday_catch_up():
+    late = Schedule(time(23, 30), "UTC")
+    assert late.due_date(datetime(2026, 5, 2, 1, 0, tzinfo=UTC), GRACE) == date(2026, 5, 1)
+    assert late.due_date(datetime(2026, 5, 1, 23, 29, tzinfo=UTC), GRACE) is None
+    assert late.missed_date(datetime(2026, 5, 2, 3, 0, tzinfo=UTC), GRACE) == date(2026, 5, 1)
+
+
+def test_next_slot_skips_inactive_days_and_pauses():
+    weekdays = parse_schedule(["09:00", "UTC", "weekdays"])
+    saturday = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
+    assert weekdays.next_slot(saturday) == datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+    assert weekdays.next_slot(saturday, after=date(2026, 11, 24)) == datetime(2026, 11, 25, 9, 0, tzinfo=UTC)

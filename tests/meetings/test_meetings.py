@@ -1,0 +1,177 @@
+"""Reading sessions: the weekly meeting, a fair rota, reminders exactly once, notes."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta, timezone
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func, select
+
+from adapters.console import ConsoleSession
+from bot.app import build_services
+from bot.meetings.meetings import member_id
+from store.models import MeetingPlan, MeetingSkip, PaperNote, Presenter
+
+UTC = timezone.utc
+START = datetime(2026, 11, 30, tzinfo=UTC)  # a Monday
+
+
+class Clock:
+    def __init__(self, now: datetime):
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def session_for(services, user: str, manager: bool = False, channel: str = "club") -> ConsoleSession:
+    return ConsoleSession(services.core, channel=channel, user=user, manager=manager)
+
+
+def _fill_queue(boss: ConsoleSession, queries: list[str]) -> None:
+    """Papers reach the queue the way members put them there: nominate, poll, vote, close."""
+    for query in queries:
+        assert boss.send(f"nominate {query}").ok
+        poll = boss.send("poll 2 1h")
+        assert boss.send(f"vote {poll.poll_id} 1").ok
+        assert "now in the reading queue" in boss.send("poll close").text
+
+
+def test_six_weeks_of_meetings_with_a_fair_rota_a_volunteer_and_a_skip(seeded_copy):
+    clock = Clock(START)
+    services = build_services(seeded_copy, clock=clock)
+    boss = session_for(services, "ana", manager=True)
+    assert boss.send("session every tue 17:00 Europe/Berlin").ok
+    assert boss.send("presenters add @ana @ben @cy").ok
+    _fill_queue(boss, ["graph biconnectivity", "neural tangent kernel backdoor", "denoising diffusion implicit",
+                       "lottery ticket mask", "image to sphere pose", "quantum annealing couplings"])
+    skipped = date(2026, 12, 29)
+    assert boss.send("session skip 2026-12-29").ok
+    assert not boss.send("session skip 2026-12-30").ok  # a Wednesday: refused
+    sent: list[tuple[datetime, str]] = []
+    deliver = lambda channel, reply: sent.append((clock.now, reply.text)) or "ref"  # noqa: E731
+    for step in range(6 * 7 * 24 * 4):
+        clock.now = START + timedelta(minutes=15 * step)
+        if clock.now == datetime(2026, 12, 14, 12, 0, tzinfo=UTC):
+            assert session_for(services, "ana").send("volunteer").ok  # week 3: ana volunteers again
+        services.core.tick(clock.now, deliver, ["console"])
+
+    meeting_days = [date(2026, 12, 1) + timedelta(weeks=n) for n in range(6)]
+    held = [d for d in meeting_days if d != skipped]
+    for day in meeting_days:
+        label = f"{day:%A %d %B}"
+        tomorrow = [t for _, t in sent if t.startswith("Tomorrow") and label in t]
+        hour = [t for _, t in sent if t.startswith("In one hour") and label in t]
+        expected = 0 if day == skipped else 1
+        assert (len(tomorrow), len(hour)) == (expected, expected), day
+    assert len(sent) == 2 * len(held)
+    presenters = [re.search(r"presented by @(\w+)", t).group(1) for _, t in sent if t.startswith("Tomorrow")]
+    assert len(presenters) == 5
+    assert presenters[2] == "ana"  # the volunteer week, though ana's turn was not due
+    assert presenters == ["ana", "ben", "ana", "cy", "ben"]
+    assert all(a != b for a, b in zip(presenters, presenters[1:]))  # never twice in a row
+    # Volunteers aside, nobody presents twice before every member presented once.
+    rota = presenters[:2] + presenters[3:]
+    for i, who in enumerate(rota):
+        if who in rota[:i]:
+            assert set(rota[:i]) == {"ana", "ben", "cy"}, rota
+    history = boss.send("sessions 10").text
+    assert history.count("presented by @") == 5 and "2026-12-29" not in history
+
+
+def test_notes_stay_in_their_channel_and_survive_a_restart(seeded_copy):
+    services = build_services(seeded_copy)
+    ana = session_for(services, "ana")
+    ana.send("notes 12 first thought")
+    session_for(services, "ben").send("notes 12 second thought")
+    session_for(services, "eve", channel="elsewhere").send("notes 12 other channel")
+    services.db.dispose()
+    restarted = build_services(seeded_copy)  # a new process, the same database
+    card = session_for(restarted, "ana").send("show 12").cards[0]
+    assert [line.split(": ", 1)[1] for line in card.discussion] == ["first thought", "second thought"]
+    assert card.discussion[0].startswith("@ana, ")
+    other = session_for(restarted, "eve", channel="elsewhere").send("show 12").cards[0]
+    assert [line.split(": ", 1)[1] for line in other.discussion] == ["other channel"]
+
+
+def test_swap_hands_over_and_queue_done_keeps_the_presenter(seeded_copy):
+    clock = Clock(START)
+    services = build_services(seeded_copy, clock=clock)
+    boss = session_for(services, "ana", manager=True)
+    boss.send("session every tue 17:00 UTC")
+    boss.send("presenters add @ben")
+    _fill_queue(boss, ["graph biconnectivity"])
+    clock.now = datetime(2026, 11, 30, 17, 0, tzinfo=UTC)
+    services.core.tick(clock.now, lambda c, r: "ref", ["console"])
+    assert "presented by @ben" in boss.send("session").text
+    assert not session_for(services, "cy").send("swap @cy").ok  # only the presenter (or a manager)
+    assert "@dan now presents" in session_for(services, "ben").send("swap @dan").text
+    clock.now = datetime(2026, 12, 1, 18, 0, tzinfo=UTC)
+    paper = re.search(r"\[(\d+)\]", boss.send("queue").text).group(1)
+    assert "presented by @dan" in boss.send(f"queue done {paper}").text
+
+
+def test_member_mentions():
+    assert member_id("@ana") == "ana"
+    assert member_id("<@U123ABC>") == "U123ABC"
+    assert member_id("<@!4242>") == "4242"
+    assert member_id("<@U1|ana>") == "U1"
+    assert member_id("not a member!") is None
+
+
+def _state(services) -> tuple:
+    with services.db.session() as s:
+        return (
+            tuple(s.execute(select(MeetingPlan.weekday, MeetingPlan.local_time, MeetingPlan.timezone,
+                                   MeetingPlan.enabled)).all()),
+            tuple(s.execute(select(Presenter.user_id, Presenter.active, Presenter.volunteered_at)
+                            .order_by(Presenter.id)).all()),
+            s.scalar(select(func.count(MeetingSkip.id))),
+            s.scalar(select(func.count(PaperNote.id))),
+        )
+
+
+WORDS = st.sampled_from(["session", "every", "off", "skip", "presenters", "add", "remove", "volunteer", "swap",
+                         "notes", "sessions", "tue", "fryday", "mon,wed", "17:00", "25:00", "Europe/Berlin",
+                         "Mars/Olympus", "2026-12-01", "2026-12-02", "2026-13-01", "@ana", "<@U1>", "@", "!!",
+                         "12", "999999", "0", "51", "x"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=st.one_of(st.lists(WORDS, min_size=1, max_size=5).map(" ".join),
+                      st.text(max_size=30).map(lambda t: "session " + t),
+                      st.text(max_size=30).map(lambda t: "presenters " + t)),
+       is_manager=st.booleans())
+def test_fuzzed_session_and_presenter_commands(seeded_copy, line, is_manager):
+    services = build_services(seeded_copy, clock=Clock(START))
+    boss = session_for(services, "ana", manager=True)
+    if services.meetings.plan(services.channels.get(boss.channel).id) is None:
+        boss.send("session every tue 17:00 UTC")
+        boss.send("presenters add @ana @ben")
+    before = _state(services)
+    reply = session_for(services, "f", is_manager).send(line)  # never raises
+    if not reply.ok:
+        assert _state(services) == before, line
+    services.db.dispose()
+
+
+def test_a_failed_reminder_is_sent_again_by_a_later_tick(seeded_copy):
+    clock = Clock(START)
+    services = build_services(seeded_copy, clock=clock)
+    boss = session_for(services, "ana", manager=True)
+    boss.send("session every tue 17:00 UTC")
+    sent, failures = [], [1]
+
+    def deliver(channel, reply):
+        if failures:
+            failures.pop()
+            raise ConnectionError("platform down")
+        sent.append(reply.text)
+        return "ref"
+
+    for minute in (0, 15, 30):
+        services.core.tick(datetime(2026, 11, 30, 17, minute, tzinfo=UTC), deliver, ["console"])
+    assert len(sent) == 1 and sent[0].startswith("Tomorrow")
+    assert "queue is empty" in sent[0] and "poll" in sent[0]

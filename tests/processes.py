@@ -1,0 +1,113 @@
+"""paperclub as a real process for tests: one `paperclub ...` command, or `paperclub serve`
+started, waited for and stopped.
+
+Only the environment given counts for Slack, Discord and paperclub settings (the
+calling environment's are left out), so a developer's own tokens never leak in.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+OWN_PREFIXES = ("SLACK_", "DISCORD_", "PAPERCLUB_", "DATABASE_URL", "PORT")
+
+
+def paperclub(
+    *args: str, cwd: Path, stdin: str = "", env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """One `paperclub ARGS` run to completion; the caller's database settings are left out."""
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("PAPERCLUB_DATABASE_URL", "DATABASE_URL")
+    }
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "adapters.cli", *args],
+        cwd=cwd, input=stdin, capture_output=True, text=True, env=environment, timeout=300,
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ServeProcess:
+    def __init__(self, args: list[str], env: dict[str, str], log_path: Path):
+        self.args = args
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)},
+            "PAPERCLUB_LOG_LEVEL": "INFO",
+            **env,
+        }
+        self.log_path = log_path
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> ServeProcess:
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "adapters.cli", "serve", *self.args], env=self.env, stdout=log, stderr=log
+        )
+        log.close()
+        return self
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def wait_for_log(self, text: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return
+            if not self.alive():
+                raise AssertionError(f"paperclub serve exited ({self.process.returncode}):\n{self.log()}")
+            time.sleep(0.1)
+        raise AssertionError(f"no {text!r} in the log within {timeout:.0f} s:\n{self.log()}")
+
+    def wait_until_listening(self, port: int, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise AssertionError(f"paperclub serve exited ({self.process.returncode}):\n{self.log()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError(f"paperclub serve did not listen on {port} within {timeout:.0f} s")
+
+    def terminate(self, timeout: float = 30.0) -> int:
+        """SIGTERM, as a host sends it before a restart; the exit code."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(f"paperclub serve ignored SIGTERM for {timeout:.0f} s:\n{self.log()}")
+
+    def kill(self) -> None:
+        if self.alive():
+            self.process.kill()
+            self.process.wait()
+
+
+def get_json(url: str, timeout: float = 10.0) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read() or b"{}")

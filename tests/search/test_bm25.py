@@ -1,0 +1,124 @@
+"""The BM25 engine answers exactly like rank_bm25.BM25Okapi on the same tokens."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from bot.search import bm25
+from bot.search.bm25 import Bm25Index, Bm25Params
+from bot.search.files import IndexStore
+
+
+@pytest.fixture(scope="module")
+def corpus_tokens(seeded) -> list[list[str]]:
+    library, search, _core = seeded
+    return [search.tokenizer.tokens(paper.text) for paper in library.papers()]
+
+
+def _queries(documents: list[list[str]], count: int, seed: int = 7) -> list[list[str]]:
+    """Queries of 1-6 terms drawn from real documents, with repeats, frequent words and
+    words no document has, so the epsilon floor and query multiplicity are exercised."""
+    rng = random.Random(seed)
+    vocabulary = sorted({t for doc in documents for t in doc})
+    queries = []
+    for _ in range(count):
+        doc = rng.choice(documents) or ["empty"]
+        query = [rng.choice(doc) for _ in range(rng.randint(1, 6))]
+        if rng.random() < 0.2:
+            query.append(rng.choice(vocabulary))
+        if rng.random() < 0.1:
+            query.append("zzzunknownterm")
+        if rng.random() < 0.1:
+            query.append(query[0])
+        queries.append(query)
+    return queries
+
+
+def _saved_and_loaded(index: Bm25Index, directory) -> Bm25Index:
+    stored = IndexStore(directory).save(index.arrays(), {"revision": 1, "fingerprint": "test"})
+    return Bm25Index.from_arrays(stored.load(), index.params)
+
+
+@pytest.fixture(params=["built", "loaded"])
+def engine(request, corpus_tokens, tmp_path) -> Bm25Index:
+    """The engine as built in memory, and as a process serves it: memory-mapped from disk."""
+    built = Bm25Index.build(corpus_tokens)
+    return built if request.param == "built" else _saved_and_loaded(built, tmp_path)
+
+
+@pytest.fixture(params=["cost-based", "always"])
+def seeding(request, monkeypatch) -> str:
+    """Small corpora skip the first threshold (summing every list is cheaper); "always"
+    forces it, so leaving the longest lists out is checked on this corpus too."""
+    if request.param == "always":
+        monkeypatch.setattr(Bm25Index, "_worth_seeding", lambda self, lengths, k: True)
+    return request.param
+
+
+def _expected_top(expected: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[int]:
+    """rank-bm25 ranks every document; only those with a score are hits."""
+    ranked = sorted(range(len(expected)), key=lambda d: (-expected[d], d))
+    return [d for d in ranked if expected[d] > 0 and (allowed is None or allowed[d])][:k]
+
+
+def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seeding):
+    ours = engine
+    reference = BM25Okapi(corpus_tokens)
+    # The corpus must contain terms in more than half the documents, or the floor is untested.
+    assert any(v == reference.epsilon * reference.average_idf for v in reference.idf.values())
+    for query in _queries(corpus_tokens, 1000):
+        expected = reference.get_scores(query)
+        got = ours.scores(query)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-12, err_msg=str(query))
+        top = ours.top(query, 10)
+        assert [d for d, _ in top] == _expected_top(expected, 10), query
+        for doc, score in top:
+            assert score == pytest.approx(expected[doc], rel=1e-6)
+
+
+@pytest.mark.parametrize("direct_limit", [0, bm25.DIRECT_LIMIT])
+def test_top_k_with_filters_equals_rank_bm25(
+    corpus_tokens, engine, monkeypatch, direct_limit, seeding
+):
+    """Both ways of ranking a filtered query: pruning with the mask (large filters) and
+    scoring the allowed documents directly (selective ones); k from 1 to past the matches."""
+    monkeypatch.setattr(bm25, "DIRECT_LIMIT", direct_limit)
+    reference = BM25Okapi(corpus_tokens)
+    rng = np.random.default_rng(5)
+    for i, query in enumerate(_queries(corpus_tokens, 300, seed=11)):
+        expected = reference.get_scores(query)
+        allowed = rng.random(len(corpus_tokens)) < (0.02, 0.3, 0.9)[i % 3]
+        for k in (1, 7, 50, 2000):
+            got = [d for d, _ in engine.top(query, k, allowed)]
+            assert got == _expected_top(expected, k, allowed), (query, k)
+
+
+@pytest.mark.parametrize(
+    "params", [Bm25Params(k1=1.2, b=0.5, epsilon=0.1), Bm25Params(k1=2.0, b=1.0)]
+)
+def test_other_parameters_match_too(corpus_tokens, params):
+    ours = Bm25Index.build(corpus_tokens, params)
+    reference = BM25Okapi(corpus_tokens, k1=params.k1, b=params.b, epsilon=params.epsilon)
+    for query in _queries(corpus_tokens, 50, seed=3):
+        np.testing.assert_allclose(
+            ours.scores(query), reference.get_scores(query), rtol=1e-6, atol=1e-12
+        )
+
+
+def test_top_respects_the_allowed_mask_and_breaks_ties_by_document_order():
+    docs = [["apple", "pie"], ["apple", "pie"], ["banana"], ["apple", "pie"]]
+    index = Bm25Index.build(docs)
+    assert [d for d, _ in index.top(["apple"], 2)] == [0, 1]
+    allowed = np.array([False, True, True, True])
+    assert [d for d, _ in index.top(["apple"], 5, allowed)] == [1, 3]
+    assert index.top(["cherry"], 5) == []
+
+
+def test_empty_corpus_has_no_hits():
+    index = Bm25Index.build([])
+    assert index.top(["anything"], 3) == []
+    assert len(index.scores(["anything"])) == 0

@@ -1,0 +1,106 @@
+"""Search as members use it: loose titles, filters, cards, similar papers."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from bot.messages import ChannelRef, Incoming, UserRef
+from bot.search.service import Query, QueryError
+from tests.conftest import SEED_COUNTS
+
+
+def _loosely(title: str, rng: random.Random) -> str:
+    """How a member types a half-remembered title: lower case, no punctuation, a word gone."""
+    words = re.sub(r"[^\w\s-]", " ", title.lower()).replace("-", " ").split()
+    if len(words) > 3:
+        del words[rng.randrange(1, len(words))]
+    return " ".join(words)
+
+
+def test_a_loosely_typed_title_finds_that_paper_first(seeded):
+    library, search, _core = seeded
+    index = search.current()
+    rng = random.Random(11)
+    papers = [p for p in library.iter_papers() if not p.title_derived and len(p.title.split()) >= 4]
+    assert len(papers) > 900
+    misses = []
+    for paper in papers:
+        query = _loosely(paper.title, rng)
+        hits = index.search(Query.parse(query), 1)
+        if not hits or hits[0].paper_id != paper.id:
+            misses.append((paper.title, query))
+    assert misses == []
+
+
+def test_filters_narrow_the_results(seeded):
+    library, search, _core = seeded
+    index = search.current()
+    papers = library.get_many(
+        h.paper_id for h in index.search(Query.parse("learning track:oral"), 50)
+    )
+    assert papers and all(p.track == "Oral" for p in papers.values())
+    hits = index.search(Query.parse('graph author:"Bohang Zhang"'), 10)
+    assert [library.get_many([h.paper_id])[h.paper_id].title for h in hits] == [
+        "Rethinking the Expressive Power of GNNs via Graph Biconnectivity"
+    ]
+    hits = index.search(Query.parse("learning in:trending"), 100)
+    assert 0 < len(hits) <= SEED_COUNTS["trending"]
+    assert all(
+        "trending" in p.collections for p in library.get_many(h.paper_id for h in hits).values()
+    )
+    tagged = index.search(Query.parse('tag:"continual learning"'), 10)
+    assert len(tagged) == 3
+    assert index.search(Query.parse("learning author:nobodyatall"), 10) == []
+    award = index.search(Query.parse('track:"outstanding paper"'), 10)
+    assert len(award) == 1
+
+
+def test_query_parsing():
+    query = Query.parse('diffusion author:"Yann LeCun" track:oral robustness in:iclr2021')
+    assert query.text == "diffusion robustness"
+    assert query.filters == {"author": ["Yann LeCun"], "track": ["oral"], "in": ["iclr2021"]}
+    with pytest.raises(QueryError):
+        Query.parse('author:"" graphs')
+
+
+def test_search_reply_has_cards_with_matched_terms_and_snippet(seeded):
+    _library, _search, core = seeded
+
+    incoming = Incoming(
+        ChannelRef("console", "local", "t"),
+        UserRef("console", "u"),
+        "search neural tangent kernel backdoor",
+    )
+    reply = core.handle(incoming)
+    assert reply.ok and reply.cards
+    top = reply.cards[0]
+    assert top.title == "Few-shot Backdoor Attacks via Neural Tangent Kernels"
+    assert top.authors_display == "Jonathan Hayase, Sewoong Oh"
+    assert {"backdoor", "kernels"} <= {w.lower() for w in top.matched_terms}
+    # The preview is the part of the abstract where most query terms meet.
+    assert top.snippet.startswith("…") and "neural tangent kernel" in top.snippet.lower()
+    assert "poster accept" in top.venue
+
+
+def test_long_author_lists_are_shortened():
+    from bot.daily.cards import authors_display
+
+    assert authors_display(list("ABCDEFG")) == "A, B, C, D, E +2 more"
+    assert authors_display(["A", "B"]) == "A, B"
+
+
+def test_similar_papers_share_the_topic_and_exclude_the_paper(seeded):
+    library, search, _core = seeded
+    index = search.current()
+    hits = index.search(Query.parse("continual learning catastrophic forgetting"), 1)
+    source = hits[0].paper_id
+    similar = index.similar(source, 5)
+    assert len(similar) == 5 and source not in {h.paper_id for h in similar}
+    texts = [
+        (p.title + " " + p.abstract).lower()
+        for p in library.get_many(h.paper_id for h in similar).values()
+    ]
+    assert sum("forget" in t or "continual" in t for t in texts) >= 4

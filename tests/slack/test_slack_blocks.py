@@ -1,0 +1,134 @@
+"""Block Kit rendering: the card's parts, and Slack's limits whatever the content."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapters.slack.blocks import (
+    ACTIONS_PER_BLOCK,
+    BUTTON_TEXT_CHARS,
+    MAX_BLOCKS,
+    SECTION_CHARS,
+    bold_words,
+    card_blocks,
+    message,
+)
+from bot.messages import Action, PaperCard, Reply
+
+CARD = PaperCard(
+    paper_id=42,
+    title="Robust <Diffusion> & Friends",
+    url="https://openreview.net/forum?id=abc&x=1",
+    authors=["A", "B", "C", "D", "E", "F"],
+    authors_display="A, B, C, D, E +1 more",
+    venue="iclr2023 · Oral · Outstanding Paper",
+    matched_terms=["robustness", "diffusion"],
+    snippet="… the robustness of Diffusion models (diffusion, that is). Robustness matters …",
+    score=12.345,
+    reason="Matches this channel's topics: diffusion.",
+    tags=["generative"],
+)
+
+
+def test_a_card_links_its_title_names_its_authors_venue_and_bolds_the_matched_words():
+    section, context = card_blocks(CARD)
+    text = section["text"]["text"]
+    assert (
+        text.splitlines()[0]
+        == "*<https://openreview.net/forum?id=abc&x=1|Robust &lt;Diffusion&gt; &amp; Friends>*"
+    )
+    assert text.splitlines()[1] == "A, B, C, D, E +1 more"
+    assert (
+        "the *robustness* of *Diffusion* models (*diffusion*, that is). *Robustness* matters"
+        in text
+    )
+    assert text.splitlines()[-1] == "*Why:* Matches this channel's topics: diffusion."
+    facts = [e["text"] for e in context["elements"]]
+    assert facts == [
+        "ID 42",
+        "iclr2023 · Oral · Outstanding Paper",
+        "matched: *robustness*, *diffusion*",
+        "tags: generative",
+        "score 12.35",
+    ]
+
+
+def test_a_url_slack_cannot_parse_whole_is_not_made_a_link():
+    odd = PaperCard(paper_id=1, title="T", url="https://x.org/a|b>c")
+    assert card_blocks(odd)[0]["text"]["text"].startswith("*T*")
+
+
+def test_buttons_carry_the_command_and_unique_action_ids():
+    actions = [
+        Action("Want to discuss", "vote 7 up", "primary"),
+        Action("Not for us", "vote 7 down", "danger"),
+        Action("I read it", "vote 7 read"),
+    ]
+    blocks = message(Reply(text="Paper of the day", cards=[CARD], actions=actions, post_id=7))[
+        "blocks"
+    ]
+    buttons = blocks[-1]["elements"]
+    assert [(b["action_id"], b["value"], b.get("style")) for b in buttons] == [
+        ("paperclub_action_0", "vote 7 up", "primary"),
+        ("paperclub_action_1", "vote 7 down", "danger"),
+        ("paperclub_action_2", "vote 7 read", None),
+    ]
+
+
+def test_bold_words_are_never_cut_by_clipping():
+    clipped = bold_words("robustness " * 500, ["robustness"], 100)
+    assert len(clipped) <= 100 and clipped.endswith("…")
+    assert all(word in ("*robustness*", "…") for word in clipped.split())
+
+
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=4000)
+cards = st.builds(
+    PaperCard,
+    paper_id=st.integers(1, 10**9),
+    title=texts,
+    url=st.one_of(st.none(), st.text(max_size=700).map(lambda s: "https://" + s)),
+    authors_display=texts,
+    venue=texts,
+    matched_terms=st.lists(st.text(min_size=1, max_size=40), max_size=30),
+    snippet=texts,
+    score=st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False)),
+    reason=texts,
+    tags=st.lists(st.text(max_size=100), max_size=20),
+    notes=st.lists(texts, max_size=6),
+    discussion=st.lists(texts, max_size=6),
+)
+actions = st.builds(
+    Action,
+    label=st.text(max_size=200),
+    value=st.text(max_size=2100),
+    style=st.sampled_from(["default", "primary", "danger"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.text(max_size=40_000),
+    cards=st.lists(cards, max_size=30),
+    actions=st.lists(actions, max_size=60),
+)
+def test_any_reply_renders_within_block_kit_limits(text, cards, actions):
+    rendered = message(Reply(text=text, cards=cards, actions=actions))
+    blocks = rendered["blocks"]
+    assert rendered["text"] and len(blocks) <= MAX_BLOCKS
+    for block in blocks:
+        if block["type"] == "section":
+            assert 0 < len(block["text"]["text"]) <= SECTION_CHARS
+        if block["type"] == "context":
+            assert 0 < len(block["elements"]) <= 10 and all(
+                len(e["text"]) <= SECTION_CHARS for e in block["elements"]
+            )
+    buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert all(len(b["elements"]) <= ACTIONS_PER_BLOCK for b in blocks if b["type"] == "actions")
+    assert len({b["action_id"] for b in buttons}) == len(buttons)
+    assert all(
+        len(b["value"]) <= 2000 and 0 < len(b["text"]["text"]) <= BUTTON_TEXT_CHARS for b in buttons
+    )
+    assert len(buttons) == sum(
+        len(a.value) <= 2000 for a in actions
+    )  # only impossible buttons are left out
