@@ -18,6 +18,11 @@ class ChannelRef:
     platform: str
     workspace: str
     channel: str
+    # The organisation above the workspace, when there is one (a Slack Enterprise Grid's
+    # enterprise id). Not part of the channel's identity: the same channel with or
+    # without it is the same channel; the core keeps it so deliveries can find the
+    # workspace's installation.
+    org: str = field(default="", compare=False)
 
     def key(self) -> str:
         return f"{self.platform}:{self.workspace}:{self.channel}"
@@ -94,5 +99,13 @@ class Reply:
 class DeliveryRefused(Exception):
     """A post that did not go out for a reason the platform gave (no access to the
     channel, rate limits, the service down). Adapters raise it so the core can record the
-    failure and retry next tick, logging the reason without a traceback: it is an
-    operational event, not a bug."""
+    failure, logging the reason without a traceback: it is an operational event, not a bug.
+
+    `permanent`: the reason will not pass by itself (the channel is gone or archived, the
+    bot was removed or its token revoked), so retrying within the day only earns the bot
+    invalid-request strikes; the core stops that day's attempt at once. Otherwise (rate
+    limits, the service down) a later tick retries."""
+
+    def __init__(self, reason: str, permanent: bool = False):
+        super().__init__(reason)
+        self.permanent = permanent

@@ -129,6 +129,15 @@ class Channel(Base):
     paused_until: Mapped[date | None]
     topics: Mapped[list[str]] = mapped_column(default=list)
     collections: Mapped[list[str]] = mapped_column(default=list)  # empty: every collection
+    # The organisation above the workspace, when the platform has one (a Slack Enterprise
+    # Grid's enterprise id): the scheduler needs it to find the workspace's installation.
+    org: Mapped[str | None] = mapped_column(String(100))
+    # Days in a row on which the platform refused this channel's post for good (channel
+    # gone, bot removed); at three the schedule pauses itself and says why.
+    refusals: Mapped[int] = mapped_column(default=0, server_default="0")
+    refused_on: Mapped[date | None]
+    # Shown (once) in the reply to the channel's next command, e.g. why it was paused.
+    pause_notice: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -373,3 +382,15 @@ class Heartbeat(Base):
     host: Mapped[str] = mapped_column(String(200))
     pid: Mapped[int]
     detail: Mapped[str] = mapped_column(Text, default="")
+
+
+class SeenRequest(Base):
+    """A request a platform may deliver again (a replay, a retry), by its id: acted on
+    only by the process whose insert landed. Rows older than the platform's replay
+    window are pruned."""
+
+    __tablename__ = "seen_requests"
+    __table_args__ = (Index("ix_seen_requests_seen_at", "seen_at"),)
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    seen_at: Mapped[datetime]

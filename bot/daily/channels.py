@@ -35,7 +35,7 @@ class ChannelSettings:
             schedule = Schedule(parse_time(row.post_time), row.timezone, tuple(row.days.split(",")))
         return cls(
             id=row.id,
-            ref=ChannelRef(row.platform, row.workspace, row.channel),
+            ref=ChannelRef(row.platform, row.workspace, row.channel, row.org or ""),
             schedule=schedule,
             enabled=row.enabled,
             paused_until=row.paused_until,
@@ -70,6 +70,8 @@ class Channels:
         )
         row = session.scalar(query)
         if row is not None:
+            if ref.org and row.org != ref.org:  # learnt from a request: kept for deliveries
+                row.org = ref.org
             return row
         try:
             with session.begin_nested():
@@ -77,6 +79,7 @@ class Channels:
                     platform=ref.platform,
                     workspace=ref.workspace,
                     channel=ref.channel,
+                    org=ref.org or None,
                     timezone="UTC",
                     days=",".join(WEEKDAYS),
                     enabled=False,
