@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -36,6 +37,10 @@ DATABASE_DOWN = (
 )
 # Errors that mean "the database is not answering", as opposed to a bug in a query.
 DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+# What a button the core rendered can say (bot/daily/replies.py, bot/votes/commands.py):
+# a vote on a post or a poll. A click carrying anything else was not made by us.
+RENDERED_ACTION = re.compile(r"vote [0-9]{1,10} (?:up|down|read|none|[0-9]{1,2})")
+NOT_OUR_BUTTON = "That button is not one of paperclub's, so nothing was done."
 
 
 class PaperClub:
@@ -138,6 +143,16 @@ class PaperClub:
             ms=(time.perf_counter() - started) * 1000,
         )
         return reply
+
+    def click(self, incoming: Incoming) -> Reply:
+        """A button click, whose text is the value of the action it carries. Only the
+        actions the core renders run; anything else (a crafted payload naming, say,
+        `schedule off`) is refused with one log line and changes nothing."""
+        if RENDERED_ACTION.fullmatch(incoming.text) is None:
+            log.warning("refused a click from %s in %s: not a rendered action",
+                        incoming.user.user_id, incoming.channel.key())
+            return Reply(text=NOT_OUR_BUTTON, ephemeral=True, ok=False)
+        return self.handle(incoming)
 
     def _answer(self, incoming: Incoming, name: str, args: str) -> Reply:
         if not name:
