@@ -2,9 +2,15 @@
 
 `FakeDiscord` is the server side: channels, threads and messages by id, found the way a
 discord.Client finds them (`get_channel`, `fetch_channel`). `FakeInteraction` stands
-for a discord.Interaction: its `response` and `followup` record what the bot answered,
-and follow Discord's rules where they matter: one initial response, the first followup
-after a deferral replaces the "thinking" message and keeps the deferral's visibility.
+for a discord.Interaction: its `response`, `edit_original_response`,
+`delete_original_response` and `followup` record what the bot answered, and follow
+Discord's rules where they matter: one initial response; a deferral shows "thinking…"
+until the original response is edited (it then becomes the answer, with the deferral's
+visibility) or deleted; a followup while it still thinks replaces it too (the deprecated
+behaviour: again with the deferral's visibility, whatever the followup asked). `fail`
+makes a call raise, as Discord refusing it would. A message past Discord's limits (a
+malformed link, embeds over 6,000 characters, ...) is refused as tests/fake_discord_api.py
+refuses it: discord.HTTPException, 400, code 50035.
 Every method here has the parameter names of the discord.py method it stands for
 (tests/discord/test_discord.py checks), so the adapter cannot call what discord.py lacks.
 """
@@ -18,12 +24,24 @@ from typing import Any
 
 import discord
 
+from tests.fake_discord_api import INVALID_FORM_BODY, message_errors
+
 GUILD_ID = 4242
 CHANNEL_ID = 100
 
 
 def not_found(what: str) -> discord.NotFound:
     return discord.NotFound(SimpleNamespace(status=404, reason="Not Found"), what)
+
+
+def refuse_invalid(content: str | None, embeds: list[discord.Embed] | None, view: discord.ui.View | None) -> None:
+    """Raise what discord.py raises when Discord refuses a message body (50035)."""
+    payload = {"content": content or "", "embeds": [e.to_dict() for e in embeds or []],
+               "components": view.to_components() if view is not None else []}
+    errors = message_errors(payload)
+    if errors:
+        raise discord.HTTPException(SimpleNamespace(status=400, reason="Bad Request"),
+                                    {"code": INVALID_FORM_BODY, "message": "Invalid Form Body", "errors": errors})
 
 
 class FakeDiscord:
@@ -76,6 +94,7 @@ class FakeChannel:
         return self.post(content, embeds or [], view)
 
     def post(self, content: str | None, embeds: list[discord.Embed], view: discord.ui.View | None) -> FakeMessage:
+        refuse_invalid(content, embeds, view)
         message = FakeMessage(self.world, self, self.world.new_id(), content, list(embeds), view)
         self.messages.append(message)
         self.world.messages[message.id] = message
@@ -103,6 +122,7 @@ class FakeMessage:
                    view: discord.ui.View | None = None) -> FakeMessage:
         if self.deleted:
             raise not_found("Unknown Message")
+        refuse_invalid(content, embeds, view)
         self.content, self.embeds, self.view = content, list(embeds or []), view
         self.edits += 1
         return self
@@ -150,6 +170,7 @@ class FakeResponse:
         self._done = True
         self._interaction.events.append(("defer", {"ephemeral": ephemeral, "thinking": thinking}))
         self._interaction.deferred_ephemeral = ephemeral
+        self._interaction.original_state = "thinking"
 
 
 class FakeFollowup:
@@ -163,15 +184,13 @@ class FakeFollowup:
         interaction = self._interaction
         if not interaction.response.is_done():
             raise AssertionError("a followup before the initial response")
-        if interaction.original_pending:
-            # The first followup after a deferral becomes the deferred message itself.
-            ephemeral = interaction.deferred_ephemeral
-            interaction.original_pending = False
-        if ephemeral:
-            message = FakeMessage(interaction.world, interaction.channel, interaction.world.new_id(), content,
-                                  list(embeds or []), view, ephemeral=True)
+        interaction.raise_if_failing("followup.send")
+        if interaction.original_state == "thinking":
+            # Deprecated on Discord: the first followup after a deferral becomes the
+            # deferred message itself, with the deferral's visibility.
+            message = interaction.show_original(content, embeds, view)
         else:
-            message = interaction.channel.post(content, embeds or [], view)
+            message = interaction.new_message(content, embeds, view, ephemeral)
         interaction.events.append(("followup", message))
         return message
 
@@ -194,18 +213,71 @@ class FakeInteraction:
         self.followup = FakeFollowup(self)
         self.events: list[tuple[str, Any]] = []
         self.deferred_ephemeral = False
-        self.original_pending = True
+        # The original response: "none" before a deferral, "thinking" after it, "shown"
+        # once it is the answer (`original`), "deleted".
+        self.original_state = "none"
+        self.original: FakeMessage | None = None
+        self._failures: dict[str, list[Exception]] = {}
+
+    def fail(self, call: str, error: Exception, times: int = 1) -> None:
+        """The next `times` calls of `call` ("edit_original_response", "followup.send",
+        "delete_original_response") raise `error` and change nothing."""
+        self._failures.setdefault(call, []).extend([error] * times)
+
+    def raise_if_failing(self, call: str) -> None:
+        if self._failures.get(call):
+            self.events.append(("failed", call))
+            raise self._failures[call].pop(0)
+
+    async def edit_original_response(self, *, content: str | None = None, embeds: list[discord.Embed] | None = None,
+                                     view: discord.ui.View | None = None) -> FakeMessage:
+        self.raise_if_failing("edit_original_response")
+        if self.original_state == "thinking":
+            message = self.show_original(content, embeds, view)
+        elif self.original_state == "shown":
+            message = await self.original.edit(content=content, embeds=embeds, view=view)
+        else:
+            raise not_found("Unknown Message")
+        self.events.append(("edit_original", message))
+        return message
 
     async def delete_original_response(self) -> None:
-        if not self.original_pending:
-            raise AssertionError("no deferred message left to delete")
-        self.original_pending = False
+        self.raise_if_failing("delete_original_response")
+        if self.original_state not in ("thinking", "shown"):
+            raise not_found("Unknown Message")
+        if self.original is not None and self.original in self.channel.messages:
+            self.channel.messages.remove(self.original)
+        self.original_state = "deleted"
         self.events.append(("delete_original", None))
+
+    def show_original(self, content: str | None, embeds: list[discord.Embed] | None,
+                      view: discord.ui.View | None) -> FakeMessage:
+        """The "thinking…" placeholder becomes this message, as visible as the deferral."""
+        self.original = self.new_message(content, embeds, view, self.deferred_ephemeral)
+        self.original_state = "shown"
+        return self.original
+
+    def new_message(self, content: str | None, embeds: list[discord.Embed] | None, view: discord.ui.View | None,
+                    ephemeral: bool) -> FakeMessage:
+        if ephemeral:
+            refuse_invalid(content, embeds, view)
+            return FakeMessage(self.world, self.channel, self.world.new_id(), content, list(embeds or []), view,
+                               ephemeral=True)
+        return self.channel.post(content, embeds or [], view)
 
     # --- what the member saw -----------------------------------------------------------
 
+    def thinking(self) -> bool:
+        """Whether the member still sees "paperclub is thinking…"."""
+        return self.original_state == "thinking"
+
     def sent(self) -> list[FakeMessage]:
-        return [e[1] for e in self.events if e[0] == "followup"]
+        """Every message the bot answered with, once each, in order (deleted ones too)."""
+        seen: list[FakeMessage] = []
+        for kind, message in self.events:
+            if kind in ("followup", "edit_original") and all(message is not m for m in seen):
+                seen.append(message)
+        return seen
 
     def public(self) -> list[FakeMessage]:
         return [m for m in self.sent() if not m.ephemeral]

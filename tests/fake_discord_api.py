@@ -15,7 +15,12 @@ REST, under /api/v10, with `Authorization: Bot <token>` checked (401 otherwise):
   PATCH /channels/{id}/messages/{id}       Resources > Message: Edit Message
   POST  /channels/{id}/messages/{id}/threads   Resources > Channel: Start Thread from Message
 Anything else answers 404 and is kept in `unhandled`, so a test notices what the bot
-asked that the fake does not know.
+asked that the fake does not know. A message Discord would refuse is refused the same way
+(400, code 50035 Invalid Form Body, the errors by field): text over 2,000 characters, an
+embed past its limits (Resources > Message: Embed Limits, the 6,000 characters over all
+of a message's embeds included), a url that is not a well-formed http(s) URL, more
+components than Discord takes. `refuse(channel_id, status, code)` makes a channel answer
+every post with an error, as a channel the bot lost access to does.
 
 Gateway, at /gateway (Topics > Gateway, Gateway Events): HELLO, then READY after
 IDENTIFY (the guild unavailable, then its GUILD_CREATE with channels and threads),
@@ -60,6 +65,23 @@ DISPATCH, HEARTBEAT, IDENTIFY, RESUME, INVALID_SESSION, HELLO, HEARTBEAT_ACK = 0
 AUTHENTICATION_FAILED = 4004
 # JSON error codes.
 UNKNOWN_CHANNEL, UNKNOWN_MESSAGE, THREAD_EXISTS = 10003, 10008, 160004
+MISSING_ACCESS, MISSING_PERMISSIONS, INVALID_FORM_BODY = 50001, 50013, 50035
+ERROR_MESSAGES = {
+    UNKNOWN_CHANNEL: "Unknown Channel", MISSING_ACCESS: "Missing Access",
+    MISSING_PERMISSIONS: "Missing Permissions", 0: "",
+}
+# Resources > Message: Embed Limits, and Create Message's own.
+CONTENT_MAX, EMBEDS_MAX, EMBEDS_TOTAL_MAX = 2000, 10, 6000
+EMBED_TEXT_LIMITS = {"title": 256, "description": 4096}
+FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX, FOOTER_MAX, AUTHOR_MAX = 25, 256, 1024, 2048, 256
+URL_MAX = 2048
+ROWS_MAX, ROW_ITEMS_MAX, CUSTOM_ID_MAX, LABEL_MAX = 5, 5, 100, 80
+# A well-formed URL as RFC 3986 has it: http(s), a host, then only unreserved characters,
+# sub-delims, ":@/?#" and complete percent escapes (no space, no raw Unicode).
+WELL_FORMED_URL = re.compile(
+    r"https?://[A-Za-z0-9.\-]+(?::\d{1,5})?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*"
+    r"|https?://\[[0-9A-Fa-f:.]+\](?::\d{1,5})?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*"
+)
 GUILD_TEXT, PUBLIC_THREAD = 0, 11
 
 
@@ -140,6 +162,85 @@ def _error(status: int, message: str, code: int = 0) -> web.Response:
     return _json({"message": message, "code": code}, status)
 
 
+def _form_error(errors: dict) -> web.Response:
+    # Create/Edit Message refused: Discord names each bad field in `errors`, as discord.py
+    # shows it ("In embeds.0.url: Not a well formed URL.").
+    return _json({"message": "Invalid Form Body", "code": INVALID_FORM_BODY, "errors": errors}, 400)
+
+
+def _problem(code: str, message: str) -> dict:
+    return {"_errors": [{"code": code, "message": message}]}
+
+
+def _too_long(limit: int) -> dict:
+    return _problem("BASE_TYPE_MAX_LENGTH", f"Must be {limit} or fewer in length.")
+
+
+def message_errors(payload: dict) -> dict:
+    """What Discord would refuse in a Create or Edit Message body, by field; {} if nothing."""
+    errors: dict[str, Any] = {}
+    if len(payload.get("content") or "") > CONTENT_MAX:
+        errors["content"] = _too_long(CONTENT_MAX)
+    embeds = payload.get("embeds") or []
+    if len(embeds) > EMBEDS_MAX:
+        errors["embeds"] = _too_long(EMBEDS_MAX)
+    embed_errors = {str(i): e for i, e in enumerate(map(_embed_errors, embeds)) if e}
+    if embed_errors:
+        errors["embeds"] = embed_errors
+    elif sum(map(_embed_size, embeds)) > EMBEDS_TOTAL_MAX:
+        errors["embeds"] = _problem("MAX_EMBED_SIZE_EXCEEDED",
+                                    f"Embed size exceeds maximum size of {EMBEDS_TOTAL_MAX}")
+    component_errors = _component_errors(payload.get("components") or [])
+    if component_errors:
+        errors["components"] = component_errors
+    return errors
+
+
+def _embed_size(embed: dict) -> int:
+    fields = embed.get("fields") or []
+    return (len(embed.get("title") or "") + len(embed.get("description") or "")
+            + sum(len(f.get("name") or "") + len(f.get("value") or "") for f in fields)
+            + len((embed.get("footer") or {}).get("text") or "") + len((embed.get("author") or {}).get("name") or ""))
+
+
+def _embed_errors(embed: dict) -> dict:
+    errors: dict[str, Any] = {}
+    for key, limit in EMBED_TEXT_LIMITS.items():
+        if len(embed.get(key) or "") > limit:
+            errors[key] = _too_long(limit)
+    for key, url in (("url", embed.get("url")), ("author.url", (embed.get("author") or {}).get("url"))):
+        if url is not None and (len(url) > URL_MAX or not WELL_FORMED_URL.fullmatch(url)):
+            errors[key] = _problem("URL_TYPE_INVALID_URL", "Not a well formed URL.")
+    fields = embed.get("fields") or []
+    if len(fields) > FIELDS_MAX:
+        errors["fields"] = _too_long(FIELDS_MAX)
+    for i, field in enumerate(fields):
+        for key, limit in (("name", FIELD_NAME_MAX), ("value", FIELD_VALUE_MAX)):
+            if not field.get(key) or len(field[key]) > limit:
+                errors[f"fields.{i}.{key}"] = _too_long(limit)
+    if len((embed.get("footer") or {}).get("text") or "") > FOOTER_MAX:
+        errors["footer.text"] = _too_long(FOOTER_MAX)
+    if len((embed.get("author") or {}).get("name") or "") > AUTHOR_MAX:
+        errors["author.name"] = _too_long(AUTHOR_MAX)
+    return errors
+
+
+def _component_errors(rows: list[dict]) -> dict:
+    errors: dict[str, Any] = {}
+    if len(rows) > ROWS_MAX:
+        errors["_errors"] = _too_long(ROWS_MAX)["_errors"]
+    for r, row in enumerate(rows):
+        items = row.get("components") or []
+        if len(items) > ROW_ITEMS_MAX:
+            errors[f"{r}.components"] = _too_long(ROW_ITEMS_MAX)
+        for i, item in enumerate(items):
+            if len(item.get("custom_id") or "") > CUSTOM_ID_MAX:
+                errors[f"{r}.components.{i}.custom_id"] = _too_long(CUSTOM_ID_MAX)
+            if len(item.get("label") or "") > LABEL_MAX:
+                errors[f"{r}.components.{i}.label"] = _too_long(LABEL_MAX)
+    return errors
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
@@ -159,6 +260,7 @@ class FakeDiscordAPI:
         self.guild_id = guild_id
         self.shards = shards
         self.post_delay = 0.0
+        self._refusals: dict[int, tuple[int, int]] = {}  # channel id -> (HTTP status, JSON code)
         # Reentrant: a `wait_until` condition runs with the lock held and may read the
         # properties, which take it too.
         self._lock = threading.RLock()
@@ -308,6 +410,24 @@ class FakeDiscordAPI:
         if self._loop is not None and not self._loop.is_closed():
             asyncio.run_coroutine_threadsafe(self._dispatch_all("CHANNEL_CREATE", channel), self._loop)
 
+    def refuse(self, channel_id: int, status: int, code: int = 0) -> None:
+        """Answer every Create Message in the channel with this error from now on (403 with
+        50001 Missing Access, 429, 503, ...), as Discord does for a channel the bot lost."""
+        with self._lock:
+            self._refusals[channel_id] = (status, code)
+
+    def _refusal(self, channel_id: int) -> web.Response | None:
+        with self._lock:
+            refusal = self._refusals.get(channel_id)
+        if refusal is None:
+            return None
+        status, code = refusal
+        if status == 429:
+            # Without a Via header discord.py reads this as Cloudflare's ban and stops at once.
+            return _json({"message": "You are being rate limited.", "retry_after": 60.0, "global": False,
+                          "code": code}, 429)
+        return _error(status, ERROR_MESSAGES.get(code, f"{status} error"), code)
+
     def drop_gateway(self, code: int = 4000) -> None:
         """Close every gateway connection with `code` (4000, "unknown error", makes
         discord.py reconnect and RESUME at the READY's resume_gateway_url)."""
@@ -425,6 +545,11 @@ class FakeDiscordAPI:
 
     async def _create_message(self, request: web.Request, channel_id: int) -> web.Response:
         payload = await request.json()
+        refused = self._refusal(channel_id)
+        if refused is not None:
+            return refused
+        if errors := message_errors(payload):
+            return _form_error(errors)
         with self._changed:
             if channel_id not in self._channels:
                 return _error(404, "Unknown Channel", UNKNOWN_CHANNEL)
@@ -442,6 +567,8 @@ class FakeDiscordAPI:
 
     async def _edit_message(self, request: web.Request, channel_id: int, message_id: int) -> web.Response:
         payload = await request.json()
+        if errors := message_errors(payload):
+            return _form_error(errors)
         with self._changed:
             message = self._find_message(channel_id, message_id)
             if message is None:

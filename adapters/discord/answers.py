@@ -2,28 +2,45 @@
 `Incoming` for the core, and the core's `Reply` goes back as interaction messages.
 
 Discord drops an interaction not answered within 3 seconds, and the core (a database,
-a search index) may take longer, so every interaction is deferred first and answered
-with followups. The core is synchronous: it runs in a worker thread, never on the
-event loop that keeps the gateway alive.
+a search index) may take longer, so every interaction is deferred first: the member
+sees "paperclub is thinking…" until the answer replaces it (`edit_original_response`;
+further messages of a long answer are followups). The core is synchronous: it runs in
+a worker thread, never on the event loop that keeps the gateway alive.
+
+Whether the answer is private has to be decided at the deferral, before the core runs:
+a public "thinking…" cannot become private. Commands whose answers are always private
+(help, a vote, a click) are deferred privately; the others publicly, and when their
+reply turns out private after all (a usage error, a refusal) the public placeholder is
+deleted and the member alone gets the answer. Whatever fails after the deferral, the
+member gets an answer saying so, never a "thinking…" left until the token expires.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 
 import discord
 
-from adapters.discord.embeds import outgoing
+from adapters.discord.embeds import Outgoing, outgoing
 from adapters.discord.messages import Messenger, is_thread, message_ref
 from bot.core import PaperClub
+from bot.grammar import split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
 
 log = logging.getLogger(__name__)
 
 NOT_IN_A_SERVER = Reply(text="paperclub works in server channels, not in direct messages.", ephemeral=True, ok=False)
-FAILED = Reply(text="Something went wrong on our side (it is logged). Try again in a minute.", ephemeral=True,
-               ok=False)
+FAILED = "Something went wrong on our side, so this did not go through (it is logged). Please try again in a minute."
+# Commands whose every reply is for the asking member alone (the core answers them with
+# `ephemeral`): deferred privately from the start. tests/discord checks the core agrees.
+PRIVATE_COMMANDS = frozenset({"help", "vote"})
+
+
+def answers_privately(text: str) -> bool:
+    name, _args = split_command(text)
+    return not name or name in PRIVATE_COMMANDS
 
 
 class Answers:
@@ -33,46 +50,89 @@ class Answers:
 
     async def command(self, interaction: discord.Interaction, text: str) -> None:
         """A /paper subcommand, as the command text it stands for."""
-        await interaction.response.defer(thinking=True)
-        reply = await self._handle(interaction, text)
-        if reply.ephemeral:
-            # The deferral was public; its first followup would be too. Remove it and
-            # answer the member alone.
-            await interaction.delete_original_response()
-            await self._send(interaction, reply, ephemeral=True)
-        else:
-            try:
-                message = await self._send(interaction, reply, ephemeral=False)
-            except discord.HTTPException:
-                # Nothing reached the channel: the paper or poll must not be used up.
-                await asyncio.to_thread(self.core.withdraw, reply)
-                raise
-            await asyncio.to_thread(self.core.remember_message, reply, message_ref(message))
-            await self.messenger.open_thread(message, reply, interaction.channel)
-        if reply.post_id is not None and not reply.actions:  # a vote typed as a command
-            await self.messenger.refresh_post(reply.post_id)
+        private = interaction.guild_id is None or answers_privately(text)
+        await interaction.response.defer(ephemeral=private, thinking=True)
+        await self._answer(Response(interaction, private), text, self.core.handle)
 
     async def click(self, interaction: discord.Interaction, value: str) -> None:
-        """A button: its value is the command text; the answer is for the clicker alone."""
+        """A button: its value is an action the core rendered; the answer is for the
+        clicker alone. `core.click` runs only such actions (a crafted custom_id naming
+        another command is refused there)."""
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reply = await self._handle(interaction, value)
-        await self._send(interaction, reply, ephemeral=True)
-        if reply.post_id is not None:
-            await self.messenger.refresh_post(reply.post_id)
+        await self._answer(Response(interaction, private=True), value, self.core.click)
 
-    async def _handle(self, interaction: discord.Interaction, text: str) -> Reply:
+    async def _answer(self, response: Response, text: str, run: Callable[[Incoming], Reply]) -> None:
+        try:
+            reply = await self._reply(response.interaction, text, run)
+            await self._deliver(response, reply)
+        except Exception:  # noqa: BLE001 - the member must get an answer, not an endless "thinking…"
+            # The command's name only: the rest is what a member typed.
+            log.exception("answering %s on Discord failed", split_command(text)[0] or "help")
+            await response.apologise()
+
+    async def _reply(self, interaction: discord.Interaction, text: str, run: Callable[[Incoming], Reply]) -> Reply:
         if interaction.guild_id is None:
             return NOT_IN_A_SERVER
-        try:
-            return await asyncio.to_thread(self.core.handle, incoming(interaction, text))
-        except Exception:  # noqa: BLE001 - the member must get an answer, not an endless "thinking"
-            log.exception("the core failed on %r", text)
-            return FAILED
+        return await asyncio.to_thread(run, incoming(interaction, text))
 
-    async def _send(self, interaction: discord.Interaction, reply: Reply, ephemeral: bool) -> discord.Message:
-        sent = [await interaction.followup.send(**message.kwargs(), ephemeral=ephemeral, wait=True)
-                for message in outgoing(reply)]
+    async def _deliver(self, response: Response, reply: Reply) -> None:
+        if reply.ephemeral:
+            await response.send(outgoing(reply), ephemeral=True)
+        else:
+            await self._publish(response, reply)
+        if reply.post_id is not None and not reply.actions:  # a vote: redraw the post's tally
+            await self.messenger.refresh_post(reply.post_id)
+
+    async def _publish(self, response: Response, reply: Reply) -> None:
+        try:
+            message = await response.send(outgoing(reply), ephemeral=False)
+        except Exception:
+            # Nothing reached the channel: the paper or poll must not be used up.
+            await asyncio.to_thread(self.core.withdraw, reply)
+            raise
+        await asyncio.to_thread(self.core.remember_message, reply, message_ref(message))
+        await self.messenger.open_thread(message, reply, response.interaction.channel)
+
+
+class Response:
+    """One interaction's answer after its deferral: the "thinking…" placeholder is
+    replaced by the answer's first message; later messages are followups."""
+
+    def __init__(self, interaction: discord.Interaction, private: bool):
+        self.interaction = interaction
+        self.private = private  # how it was deferred
+        self.thinking = True  # the placeholder still shows
+        self.delivered = False  # the whole answer went out
+
+    async def send(self, messages: list[Outgoing], ephemeral: bool) -> discord.Message:
+        """Send the answer; returns its last message (the one cards and buttons are on)."""
+        if not ephemeral and self.private:
+            # Decided at the deferral and cannot change: the answer stays the member's.
+            log.warning("a public reply to a command deferred as private was shown privately")
+        if ephemeral and not self.private and self.thinking:
+            # A public placeholder cannot become private: remove it, answer the member alone.
+            await self.interaction.delete_original_response()
+            self.thinking = False
+        sent = [await self._send_one(message, ephemeral or self.private) for message in messages]
+        self.delivered = True
         return sent[-1]
+
+    async def _send_one(self, message: Outgoing, ephemeral: bool) -> discord.Message:
+        if self.thinking:
+            edited = await self.interaction.edit_original_response(**message.kwargs())
+            self.thinking = False
+            return edited
+        return await self.interaction.followup.send(**message.kwargs(), ephemeral=ephemeral, wait=True)
+
+    async def apologise(self) -> None:
+        """Tell the member something went wrong, unless their answer is out already (a
+        failure after it, say redrawing a post, needs no retry from them)."""
+        if self.delivered:
+            return
+        try:
+            await self.send([Outgoing(content=FAILED)], ephemeral=True)
+        except Exception as problem:  # noqa: BLE001 - nothing left to tell the member with
+            log.warning("could not tell the member that their command failed: %s", problem)
 
 
 def incoming(interaction: discord.Interaction, text: str) -> Incoming:

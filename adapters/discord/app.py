@@ -17,8 +17,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import discord
 from discord import app_commands
+from discord.http import Route
 
 from adapters.discord.answers import Answers
 from adapters.discord.commands import PaperCommands
@@ -108,6 +110,8 @@ class DiscordRunner:
             asyncio.run(self._main())
         except discord.LoginFailure:
             problem = "Discord refused DISCORD_TOKEN; copy a fresh token from the Developer Portal"
+        except (aiohttp.ClientError, OSError) as error:  # no traceback: the network, not a bug
+            problem = unreachable(error)
         except Exception as error:  # noqa: BLE001 - whatever ended the gateway ends the process
             log.exception("the Discord client stopped")
             problem = f"the Discord client stopped: {error}"
@@ -142,24 +146,30 @@ class DiscordRunner:
 
 def sync(guild: int | None) -> int:
     """Register /paper with Discord: in one guild (instant), or globally (slow to
-    appear, and rate-limited: run it when the commands change, not on every start)."""
+    appear, and rate-limited: run it when the commands change, not on every start).
+    Exit status 0 done, 1 Discord refused or could not be reached, 2 configuration;
+    every failure is one line on stderr, never a traceback."""
     try:
         settings = DiscordSettings.from_env()
+        if settings.api_url:
+            use_api_url(settings.api_url, gateway=False)
     except ConfigError as problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     try:
-        if settings.api_url:
-            use_api_url(settings.api_url)
         return asyncio.run(_sync(settings.token, guild))
-    except ConfigError as problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
     except discord.LoginFailure:
         print("error: Discord refused DISCORD_TOKEN", file=sys.stderr)
     except discord.HTTPException as problem:
         print(f"error: Discord refused the commands: {problem}", file=sys.stderr)
+    except (aiohttp.ClientError, OSError) as problem:  # OSError: TimeoutError, DNS, refused
+        print(f"error: {unreachable(problem)}", file=sys.stderr)
     return 1
+
+
+def unreachable(problem: BaseException) -> str:
+    """One line for a network failure: where discord.py tried to go, and why it failed."""
+    return f"could not reach Discord at {Route.BASE}: {problem or type(problem).__name__}"
 
 
 async def _sync(token: str, guild: int | None) -> int:

@@ -1,8 +1,11 @@
 """A core `Reply` as Discord messages: text, one embed per paper card, buttons.
 
-Discord's limits shape everything here: 2,000 characters of text a message (longer
-text becomes several messages), embeds of 256-character titles and 1,024-character
-fields, at most 10 embeds and 6,000 characters of embeds a message.
+Discord refuses a whole message past any of its limits (400, code 50035), so everything
+is cut to them here: 2,000 characters of text a message (longer text becomes several
+messages); embed titles and author lines of 256, descriptions of 4,096, 25 fields of
+256 (name) and 1,024 (value), footers of 2,048; at most 10 embeds a message, and 6,000
+characters over all of them. Past that total the least important parts give way first
+(TRIMS); the buttons are components, outside the total, and always stay.
 """
 
 from __future__ import annotations
@@ -14,18 +17,43 @@ from typing import Any
 import discord
 
 from adapters.discord.views import actions_view
+from bot.daily.links import web_link
 from bot.messages import PaperCard, Reply
 
 CONTENT_MAX = 2000
 TITLE_MAX = 256
 AUTHOR_MAX = 256
 DESCRIPTION_MAX = 4096
-FIELD_MAX = 1024
+FIELDS_MAX = 25
+FIELD_MAX = 1024  # a field's value; the names are ours, a few characters each
+FOOTER_MAX = 2048
+EMBEDS_MAX = 10
 EMBEDS_TOTAL_MAX = 6000
 THREAD_NAME_MAX = 100
 FULL_CARDS_MAX = 5  # more cards than this (a 10-option poll) are shown without snippets
 NOTES_SHOWN = 3
 NOTE_CHARS = 300
+# What gives way when a message's embeds exceed 6,000 characters, least important first:
+# (part, the length it may be cut down to). A part is an Embed attribute or the name of a
+# field; "footer" is the BM25 score. Each step cuts that part of every embed to one common
+# length, just short enough to fit, so the cards of a poll stay alike. The title (with
+# the paper's id), the option line ("Why") and who wrote it go last, and never entirely.
+TRIMS: tuple[tuple[str, int], ...] = (
+    ("footer", 0),
+    ("Tags", 0),
+    ("More notes", 0),
+    ("Note", 0),
+    ("Matched", 100),
+    ("Discussion", 200),
+    ("description", 0),  # the snippet or most of the abstract
+    ("Matched", 0),
+    ("Discussion", 0),
+    ("Collection", 60),
+    ("author", 60),
+    ("Why", 100),
+    ("title", 60),
+)
+STUB_CHARS = 16  # a part cut shorter than this says nothing: it goes entirely
 # The core names members "@" + their platform id; on Discord that id is a snowflake,
 # and <@id> shows the member's name (the client never pings: no allowed mentions).
 CORE_MENTION = re.compile(r"(?<![<\w])@(\d{15,21})\b")
@@ -48,15 +76,65 @@ class Outgoing:
         return arguments
 
 
+@dataclass
+class Field:
+    name: str
+    value: str
+    inline: bool = True
+
+
+@dataclass
+class CardEmbed:
+    """One card's embed as plain text, measured and trimmed before it becomes a
+    discord.Embed."""
+
+    title: str
+    url: str | None = None
+    description: str = ""
+    author: str = ""
+    fields: list[Field] = field(default_factory=list)
+    footer: str = ""
+
+    def size(self) -> int:
+        """What Discord counts toward a message's 6,000 characters."""
+        fields = sum(len(f.name) + len(f.value) for f in self.fields if f.value)
+        return len(self.title) + len(self.description) + len(self.author) + len(self.footer) + fields
+
+    def texts(self, part: str) -> list[tuple[Any, str]]:
+        """(holder, attribute) of each text that `part` names in this embed."""
+        if part in ("title", "description", "author", "footer"):
+            return [(self, part)]
+        return [(f, "value") for f in self.fields if f.name == part]
+
+    def embed(self) -> discord.Embed:
+        embed = discord.Embed(title=self.title, url=self.url, description=self.description or None)
+        if self.author:
+            embed.set_author(name=self.author)
+        for f in self.fields:
+            if f.value:  # a field cut to nothing goes (Discord refuses an empty value)
+                embed.add_field(name=f.name, value=f.value, inline=f.inline)
+        if self.footer:
+            embed.set_footer(text=self.footer)
+        return embed
+
+
 def outgoing(reply: Reply) -> list[Outgoing]:
     """The messages for `reply`; the last one carries the cards and the buttons, so it is
     the message a thread opens from and votes update."""
     chunks = split_text(mention(reply.text)) or [""]
     messages = [Outgoing(content=chunk) for chunk in chunks]
     compact = len(reply.cards) > FULL_CARDS_MAX
-    messages[-1].embeds = fit([card_embed(c, compact) for c in reply.cards])
+    groups = [reply.cards[i:i + EMBEDS_MAX] for i in range(0, len(reply.cards), EMBEDS_MAX)] or [[]]
+    # More cards than one message holds: the first ones go in messages of their own.
+    messages[-1:-1] = [Outgoing(embeds=embeds(group, compact)) for group in groups[:-1]]
+    messages[-1].embeds = embeds(groups[-1], compact)
     messages[-1].view = actions_view(reply.actions)
     return messages
+
+
+def embeds(cards: list[PaperCard], compact: bool = False) -> list[discord.Embed]:
+    """The embeds of one message, inside Discord's limits."""
+    return [e.embed() for e in fit([card_embed(c, compact) for c in cards])]
 
 
 def thread_name(reply: Reply) -> str:
@@ -65,43 +143,59 @@ def thread_name(reply: Reply) -> str:
     return cut(name, THREAD_NAME_MAX)
 
 
-def card_embed(card: PaperCard, compact: bool = False) -> discord.Embed:
-    embed = discord.Embed(
-        title=cut(f"[{card.paper_id}] {card.title}", TITLE_MAX),
-        url=web_url(card.url),
-        description=None if compact or not card.snippet else cut(card.snippet, DESCRIPTION_MAX),
-    )
-    if card.authors_display:
-        embed.set_author(name=cut(card.authors_display, AUTHOR_MAX))
-    for name, value, inline in (
+def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
+    """A card's embed, each part within its own limit."""
+    fields = [Field(name, cut(value, FIELD_MAX), inline) for name, value, inline in (
         ("Collection", card.venue, True),
         ("Matched", ", ".join(card.matched_terms), True),
         ("Tags", ", ".join(card.tags), True),
         ("Why", card.reason, False),
-    ):
-        if value:
-            embed.add_field(name=name, value=cut(value, FIELD_MAX), inline=inline)
-    for note in card.notes[:NOTES_SHOWN]:
-        embed.add_field(name="Note", value=cut(note, NOTE_CHARS), inline=False)
+    ) if value]
+    fields += [Field("Note", cut(note, NOTE_CHARS), False) for note in card.notes[:NOTES_SHOWN]]
     if len(card.notes) > NOTES_SHOWN:
-        embed.add_field(name="More notes", value=f"+{len(card.notes) - NOTES_SHOWN} (`show {card.paper_id}`)")
+        fields.append(Field("More notes", f"+{len(card.notes) - NOTES_SHOWN} (`show {card.paper_id}`)"))
     if card.discussion:
-        embed.add_field(name="Discussion", value=cut(mention("\n".join(card.discussion)), FIELD_MAX), inline=False)
-    if card.score is not None:
-        embed.set_footer(text=f"BM25 score {card.score:.2f}")
-    return embed
+        fields.append(Field("Discussion", cut(mention("\n".join(card.discussion)), FIELD_MAX), False))
+    return CardEmbed(
+        title=cut(f"[{card.paper_id}] {card.title}", TITLE_MAX),
+        url=web_link(card.url),  # the core checked it already; a card made elsewhere may not be
+        description="" if compact else cut(card.snippet, DESCRIPTION_MAX),
+        author=cut(card.authors_display, AUTHOR_MAX),
+        fields=fields[:FIELDS_MAX],
+        footer=cut(f"BM25 score {card.score:.2f}", FOOTER_MAX) if card.score is not None else "",
+    )
 
 
-def fit(embeds: list[discord.Embed]) -> list[discord.Embed]:
-    """Shorten the longest descriptions until the message's embeds fit Discord's total."""
-    overflow = sum(len(e) for e in embeds) - EMBEDS_TOTAL_MAX
-    for embed in sorted(embeds, key=lambda e: len(e.description or ""), reverse=True):
+def fit(cards: list[CardEmbed], total: int = EMBEDS_TOTAL_MAX) -> list[CardEmbed]:
+    """Trim the embeds of one message until they fit `total`, step by step (TRIMS)."""
+    for part, floor in TRIMS:
+        overflow = sum(c.size() for c in cards) - total
         if overflow <= 0:
             break
-        text = embed.description or ""
-        embed.description = cut(text, max(len(text) - overflow, 0)) or None
-        overflow -= len(text) - len(embed.description or "")
-    return embeds
+        texts = [text for c in cards for text in c.texts(part)]
+        cap = _level([len(getattr(h, a)) for h, a in texts], overflow, floor)
+        for holder, attribute in texts:
+            setattr(holder, attribute, _shortened(getattr(holder, attribute), cap))
+    return cards
+
+
+def _level(lengths: list[int], overflow: int, floor: int) -> int:
+    """The longest length to cut every text down to that saves `overflow` characters,
+    but not below `floor` (then the next step saves the rest)."""
+    low, high = floor, max(lengths, default=floor)
+    while low < high:  # the largest cap whose savings still reach the overflow
+        middle = (low + high + 1) // 2
+        if sum(max(0, n - middle) for n in lengths) >= overflow:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _shortened(text: str, cap: int) -> str:
+    if len(text) <= cap:
+        return text
+    return cut(text, cap) if cap >= STUB_CHARS else ""
 
 
 def split_text(text: str, limit: int = CONTENT_MAX) -> list[str]:
@@ -127,11 +221,6 @@ def split_text(text: str, limit: int = CONTENT_MAX) -> list[str]:
 
 def mention(text: str) -> str:
     return CORE_MENTION.sub(r"<@\1>", text)
-
-
-def web_url(url: str | None) -> str | None:
-    """Discord rejects an embed whose url is not http(s); such a link is left out."""
-    return url if url and url.startswith(("https://", "http://")) else None
 
 
 def cut(text: str, limit: int) -> str:

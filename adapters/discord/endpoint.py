@@ -34,11 +34,13 @@ from bot.app import ConfigError
 GATEWAY_LOOKUP_SECONDS = 10.0
 
 
-def use_api_url(url: str) -> None:
+def use_api_url(url: str, gateway: bool = True) -> None:
     """Send discord.py's REST calls to `url` (e.g. http://127.0.0.1:8080/api/v10, with
     the API version in the path as Discord's own URL has it) and connect to the gateway
     that `url`'s GET /gateway names. Raises ConfigError, naming DISCORD_API_URL, for a URL
-    that is not http(s) with a host, or an API that does not say where its gateway is."""
+    that is not http(s) with a host, or an API that does not say where its gateway is.
+    `gateway=False`: REST only (`discord sync` never connects to the gateway), so nothing
+    is asked here and an unreachable API shows up at the first real call."""
     base = url.strip().rstrip("/")
     parts = urlsplit(base)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -46,9 +48,9 @@ def use_api_url(url: str) -> None:
             f"DISCORD_API_URL={url!r} is not an http(s) URL with a host, "
             "e.g. http://127.0.0.1:8080/api/v10 (unset it to use Discord's own API)"
         )
-    gateway = _gateway_url(base)
+    if gateway:
+        DiscordWebSocket.DEFAULT_GATEWAY = _gateway_url(base)
     Route.BASE = base
-    DiscordWebSocket.DEFAULT_GATEWAY = gateway
 
 
 def _gateway_url(base: str) -> yarl.URL:

@@ -12,6 +12,7 @@ import logging
 from dataclasses import replace
 from typing import Any, Protocol
 
+import aiohttp
 import discord
 
 from adapters.discord.embeds import outgoing, thread_name
@@ -24,6 +25,12 @@ THREAD_ARCHIVE_MINUTES = 1440  # a day of quiet before Discord archives a discus
 THREAD_TYPES = (discord.ChannelType.public_thread, discord.ChannelType.private_thread,
                 discord.ChannelType.news_thread)
 DELIVERY_TIMEOUT_SECONDS = 300.0
+# Refusals that pass by themselves: Discord's rate limit (429) and a request timeout
+# (408). Every other 4xx (403 Missing Access / Missing Permissions, 404 Unknown Channel,
+# 401 a revoked token, 400 a message Discord will refuse again) stays until someone
+# changes something, and retrying it every minute only adds invalid-request strikes
+# toward Discord's ban (10,000 in 10 minutes). 5xx is Discord's trouble: transient.
+TRANSIENT_4XX = frozenset({408, 429})
 
 
 class ChannelLookup(Protocol):
@@ -126,10 +133,21 @@ class DiscordDelivery:
         try:
             return future.result(timeout=DELIVERY_TIMEOUT_SECONDS)
         except discord.HTTPException as problem:
-            raise DeliveryRefused(f"Discord refused: {problem.status} {problem.text or problem}") from problem
+            raise refusal(problem) from problem
         except TimeoutError:
+            if future.done():  # discord.py's own request timed out: Discord did not answer
+                raise DeliveryRefused("could not reach Discord: the request timed out") from None
             # A loop that stopped answering: give up so the tick can record a failure
             # instead of hanging the scheduler thread.
             future.cancel()
             log.error("posting to %s took over %ss; gave up", channel.key(), DELIVERY_TIMEOUT_SECONDS)
             raise
+        except (aiohttp.ClientError, OSError) as problem:
+            # Discord not reached (a network cut, DNS, a reset connection): a later tick retries.
+            raise DeliveryRefused(f"could not reach Discord: {problem or type(problem).__name__}") from problem
+
+
+def refusal(problem: discord.HTTPException) -> DeliveryRefused:
+    """Discord's answer as a DeliveryRefused, permanent when it will not pass by itself."""
+    permanent = 400 <= problem.status < 500 and problem.status not in TRANSIENT_4XX
+    return DeliveryRefused(f"Discord refused: {problem}", permanent=permanent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from bot.daily.links import web_link
 from bot.messages import PaperCard
 from bot.search.service import Hit
 from bot.search.tokens import Tokenizer
@@ -70,7 +71,7 @@ def card(
     return PaperCard(
         paper_id=paper.id,
         title=paper.title,
-        url=paper.url,
+        url=web_link(paper.url),
         authors=list(paper.authors),
         authors_display=authors_display(paper.authors),
         venue=venue_line(paper),

@@ -10,20 +10,22 @@ import asyncio
 import inspect
 import threading
 from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
 
 import discord
 import pytest
 from discord import app_commands
 
+from adapters.discord.answers import FAILED, PRIVATE_COMMANDS
 from adapters.discord.app import INVITE_PERMISSIONS, PaperClubClient, sync
 from adapters.discord.commands import PaperCommands
 from adapters.discord.messages import DiscordDelivery
-from adapters.discord.views import VOTE_ID, VoteButton
+from adapters.discord.views import VOTE_ID, VoteButton, actions_view
 from bot.app import build_services
 from bot.daily.commands import HISTORY_MAX
 from bot.meetings.commands import SESSIONS_MAX
 from bot.meetings.meetings import NOTE_CHARS
-from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from bot.messages import Action, ChannelRef, Incoming, Reply, UserRef
 from bot.votes.commands import POLL_OPTIONS_MAX
 from tests.conftest import REPO
 from tests.fake_discord import (
@@ -37,6 +39,7 @@ from tests.fake_discord import (
     FakeMessage,
     FakeResponse,
 )
+from tests.processes import free_port, paperclub
 
 UTC = timezone.utc
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # a Monday
@@ -93,11 +96,12 @@ class Harness:
 
 
 async def click(client: discord.Client, factories: list[type], message: FakeMessage, custom_id: str,
-                user_id: int = 7) -> FakeInteraction:
+                user_id: int = 7, manager: bool = False) -> FakeInteraction:
     """A click as discord.py's view store dispatches it to a registered DynamicItem: the
     base button rebuilt from the message's components, the factory's from_custom_id,
     then interaction_check and callback."""
-    interaction = FakeInteraction(client, message.world, message.channel, user_id=user_id, message=message)
+    interaction = FakeInteraction(client, message.world, message.channel, user_id=user_id, message=message,
+                                  manager=manager)
     posted = next(i.item for i in message.view.children if i.custom_id == custom_id)
     base = discord.ui.Button(label=posted.label, style=posted.style, custom_id=posted.custom_id)
     assert factories == [VoteButton], factories
@@ -169,6 +173,8 @@ def test_search_defers_at_once_runs_the_core_off_the_loop_and_shows_cards(seeded
         assert seen == [(False, 'search graph biconnectivity in:"poster-session"')]
         (message,) = interaction.public()
         assert not interaction.private()
+        # The answer is the deferred response itself, edited: no followup, nothing deleted.
+        assert [kind for kind, _ in interaction.events] == ["defer", "edit_original"]
         assert message.content.startswith("Top ") and "graph biconnectivity" in message.content
         first = message.embeds[0]
         assert first.title.endswith("Rethinking the Expressive Power of GNNs via Graph Biconnectivity")
@@ -282,19 +288,125 @@ def test_outside_a_server_nothing_reaches_the_core(seeded_copy, monkeypatch):
     asyncio.run(scenario())
 
 
-def test_a_failing_core_still_answers_the_member(seeded_copy, monkeypatch):
+def discord_refusal(status: int, text: str, code: int = 0) -> discord.HTTPException:
+    """What discord.py raises for an error answer from Discord."""
+    response = SimpleNamespace(status=status, reason="Bad Request")
+    return discord.HTTPException(response, {"code": code, "message": text})
+
+
+@pytest.mark.parametrize("name, options", [("today", {}), ("help", {}), ("search", {"query": "diffusion"})])
+def test_a_failing_core_still_answers_the_member_privately(seeded_copy, monkeypatch, name, options):
     async def scenario():
         bot = Harness(seeded_copy)
 
         def broken(incoming):
-            raise ConnectionError("database unreachable")
+            raise RuntimeError("a bug in the core")
 
         monkeypatch.setattr(bot.services.core, "handle", broken)
-        interaction = await bot.use("today")
-        assert "Something went wrong" in interaction.private()[0].content
+        interaction = await bot.use(name, **options)
+        assert not interaction.thinking()
+        (answer,) = interaction.sent()
+        assert answer.ephemeral and answer.content == FAILED and not interaction.public()
+        if name in PRIVATE_COMMANDS:  # deferred privately: the error is the response itself
+            assert [kind for kind, _ in interaction.events] == ["defer", "edit_original"]
+        else:  # a public "thinking…" cannot turn private: it goes, the member alone is told
+            assert [kind for kind, _ in interaction.events] == ["defer", "delete_original", "followup"]
         bot.close()
 
     asyncio.run(scenario())
+
+
+def test_a_post_discord_refuses_is_withdrawn_and_the_member_told(seeded_copy, monkeypatch):
+    """Discord refusing the answer itself (a malformed embed: 50035) used to leave the
+    member at "thinking…" for 15 minutes."""
+    async def scenario():
+        bot = Harness(seeded_copy)
+        replies = []
+        handle = bot.services.core.handle
+        monkeypatch.setattr(bot.services.core, "handle", lambda incoming: replies.append(handle(incoming)) or
+                            replies[-1])
+        interaction = FakeInteraction(bot.client, bot.world, bot.channel, manager=True)
+        interaction.fail("edit_original_response", discord_refusal(400, "Invalid Form Body", 50035))
+        await bot.group.get_command("next").callback(bot.group, interaction)
+        assert not interaction.thinking() and not interaction.public()
+        assert [m.content for m in interaction.private()] == [FAILED]
+        assert not bot.channel.messages
+        # The pick was withdrawn, not used up: the next `next` offers the same paper.
+        again = await bot.use("next", manager=True)
+        (message,) = again.public()
+        assert message.custom_ids() and not again.thinking()
+        assert replies[1].cards[0].paper_id == replies[0].cards[0].paper_id
+        bot.close()
+
+    asyncio.run(scenario())
+
+
+def test_when_even_the_apology_fails_nothing_escapes(seeded_copy, monkeypatch, caplog):
+    async def scenario():
+        bot = Harness(seeded_copy)
+        monkeypatch.setattr(bot.services.core, "handle", lambda incoming: 1 / 0)
+        interaction = FakeInteraction(bot.client, bot.world, bot.channel)
+        interaction.fail("delete_original_response", discord_refusal(404, "Unknown Webhook", 10015))
+        await bot.group.get_command("today").callback(bot.group, interaction)  # does not raise
+        assert "could not tell the member" in caplog.text and "ZeroDivisionError" in caplog.text
+        bot.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_failure_after_the_answer_went_out_asks_for_no_retry(seeded_copy, monkeypatch):
+    """A vote counted and answered, then the post's redraw failed: telling the member to
+    try again would be wrong, so it is only logged."""
+    async def scenario():
+        bot = Harness(seeded_copy)
+        posted = await bot.use("next", manager=True)
+        post_id = int(posted.public()[0].custom_ids()[0].split()[1])
+
+        async def redraw_fails(post_id):
+            raise discord_refusal(500, "Internal Server Error")
+
+        monkeypatch.setattr(bot.client.messenger, "refresh_post", redraw_fails)
+        vote = await bot.use("vote", user_id=9, target=post_id, choice="up")
+        (answer,) = vote.sent()
+        assert answer.ephemeral and answer.content.startswith("You want to discuss it")
+        assert FAILED not in vote.text() and not vote.thinking()
+        bot.close()
+
+    asyncio.run(scenario())
+
+
+def test_always_private_commands_are_deferred_privately_and_answered_in_place(seeded_copy):
+    async def scenario():
+        bot = Harness(seeded_copy)
+        posted = await bot.use("next", manager=True)
+        post_id = int(posted.public()[0].custom_ids()[0].split()[1])
+        for name, options in (("help", {"command": "search"}), ("vote", {"target": post_id, "choice": "read"}),
+                              ("vote", {"target": 999999, "choice": "up"})):
+            interaction = await bot.use(name, user_id=9, **options)
+            # Private from the deferral on: never a public "thinking…" for others to see.
+            assert interaction.events[0] == ("defer", {"ephemeral": True, "thinking": True})
+            assert [kind for kind, _ in interaction.events] == ["defer", "edit_original"]
+            assert interaction.private() and not interaction.public()
+        bot.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_core_answers_the_private_commands_privately(seeded_copy):
+    """PRIVATE_COMMANDS is the adapter's guess, before the core runs, of what the core
+    answers privately: a public answer deferred privately would reach one member only."""
+    services = build_services(seeded_copy, clock=Clock())
+    channel = ChannelRef("discord", "1", "2")
+    manager = UserRef("discord", "9", is_manager=True)
+    assert services.core.handle(Incoming(channel, manager, "schedule 09:00 UTC daily")).ok
+    post_id = services.core.handle(Incoming(channel, manager, "next")).post_id
+    poll_id = services.core.handle(Incoming(channel, manager, "poll 2")).poll_id
+    lines = {"help": ["help", "help vote", "help nothing"],
+             "vote": [f"vote {post_id} up", f"vote {post_id} none", f"vote {poll_id} 1", "vote 99999 up", "vote x"]}
+    assert set(lines) == PRIVATE_COMMANDS
+    for line in [text for texts in lines.values() for text in texts]:
+        assert services.core.handle(Incoming(channel, manager, line)).ephemeral, line
+    services.db.dispose()
 
 
 # --- posts, threads, buttons ---------------------------------------------------------------------
@@ -371,6 +483,42 @@ def test_a_click_after_a_restart_is_counted_once_and_redraws_the_post(seeded_cop
         assert other.sent()[0].content.endswith("👍 1 · 👎 1 · read 0")
         assert message.content.endswith("👍 1 · 👎 1 · read 0")
         again.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_crafted_button_runs_no_command(seeded_copy, caplog):
+    """A button's custom_id comes back from the member's client, which can send any: a
+    manager's crafted `paperclub:schedule off` must not switch the schedule off."""
+    async def scenario():
+        bot = Harness(seeded_copy)
+        await bot.use("schedule", manager=True, time="09:00", zone="UTC", days="daily")
+        crafted = bot.channel.post("looks like ours", [], actions_view([Action("Off", "schedule off")]))
+        clicked = await click(bot.client, [VoteButton], crafted, "paperclub:schedule off", manager=True)
+        (answer,) = clicked.sent()
+        assert answer.ephemeral and "not one of paperclub's" in answer.content
+        settings = bot.services.channels.get(bot.channel_ref())
+        assert settings.enabled and settings.schedule.describe() == "09:00 UTC, daily"
+        assert "refused a click" in caplog.text
+        bot.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_click_whose_core_fails_is_answered_with_the_error(seeded_copy, monkeypatch):
+    async def scenario():
+        bot = Harness(seeded_copy)
+        message = await _daily_post(bot)
+
+        def broken(incoming):
+            raise RuntimeError("a bug in the core")
+
+        monkeypatch.setattr(bot.services.core, "click", broken)
+        clicked = await click(bot.client, [VoteButton], message, message.custom_ids()[0])
+        assert not clicked.thinking()
+        assert [kind for kind, _ in clicked.events] == ["defer", "edit_original"]
+        assert [(m.ephemeral, m.content) for m in clicked.sent()] == [(True, FAILED)]
+        bot.close()
 
     asyncio.run(scenario())
 
@@ -472,6 +620,37 @@ def test_sync_without_a_token_says_what_to_set(monkeypatch, capsys):
     assert "DISCORD_TOKEN is not set" in capsys.readouterr().err
 
 
+def test_sync_that_cannot_reach_discord_says_so_in_one_line():
+    """No network: one line naming where it tried, status 1, no aiohttp traceback."""
+    api = f"http://127.0.0.1:{free_port()}/api/v10"  # nothing listens there
+    result = paperclub("discord", "sync", cwd=REPO,
+                       env={"DISCORD_TOKEN": "a-fake-token-for-this-test", "DISCORD_API_URL": api})
+    assert result.returncode == 1, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"error: could not reach Discord at {api}: ") and "Connect call failed" in line
+    assert "a-fake-token-for-this-test" not in result.stderr + result.stdout
+
+
+def test_serve_stops_with_one_line_when_discord_cannot_be_reached(seeded_copy, monkeypatch, caplog):
+    from discord.http import Route
+
+    from adapters.discord.app import DiscordRunner
+
+    api = f"http://127.0.0.1:{free_port()}/api/v10"
+    monkeypatch.setattr(Route, "BASE", api)
+    services = build_services(seeded_copy)
+    stopped = []
+    finished = threading.Event()
+    runner = DiscordRunner(services.core, "a-fake-token", None,
+                           on_exit=lambda problem: (stopped.append(problem), finished.set()))
+    runner.start()
+    assert finished.wait(30)
+    runner.stop(5)
+    assert stopped == [stopped[0]] and stopped[0].startswith(f"could not reach Discord at {api}: ")
+    assert "Traceback" not in caplog.text
+    services.db.dispose()
+
+
 def test_the_readme_invite_asks_for_exactly_the_permissions_used():
     text = README.read_text(encoding="utf-8")
     assert text.index("## Discord") < text.index("## Configuration")
@@ -488,6 +667,7 @@ def test_the_readme_invite_asks_for_exactly_the_permissions_used():
     (FakeResponse.defer, discord.InteractionResponse.defer),
     (FakeFollowup.send, discord.Webhook.send),
     (FakeInteraction.delete_original_response, discord.Interaction.delete_original_response),
+    (FakeInteraction.edit_original_response, discord.Interaction.edit_original_response),
     (FakeChannel.send, discord.TextChannel.send),
     (FakeChannel.send, discord.Thread.send),
     (FakeChannel.get_partial_message, discord.TextChannel.get_partial_message),
@@ -512,7 +692,7 @@ def test_the_fake_interaction_has_only_what_a_real_one_has(seeded_copy):
         bot = Harness(seeded_copy)
         interaction = FakeInteraction(bot.client, bot.world, bot.channel)
         used = ("client", "guild_id", "channel", "channel_id", "user", "permissions", "message", "response",
-                "followup", "delete_original_response")
+                "followup", "delete_original_response", "edit_original_response")
         for name in used:
             assert hasattr(interaction, name) and hasattr(discord.Interaction, name), name
         bot.close()

@@ -15,6 +15,7 @@ import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 
 import discord
 import pytest
@@ -26,20 +27,26 @@ from adapters.discord.app import PaperClubClient, ShardedPaperClubClient
 from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import DiscordDelivery
 from bot.app import ConfigError, Services, build_services
-from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from bot.messages import Action, ChannelRef, DeliveryRefused, Incoming, PaperCard, Reply, UserRef
 from tests.fake_discord_api import (
     BOT_USER_ID,
     CHANNEL_ID,
     GUILD_ID,
+    INVALID_FORM_BODY,
+    MISSING_ACCESS,
+    MISSING_PERMISSIONS,
     TOKEN,
+    UNKNOWN_CHANNEL,
     FakeDiscordAPI,
     PostedMessage,
 )
+from tests.processes import free_port
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)  # a Monday
 READY_SECONDS = 10.0
 # discord.py waits this long after the last GUILD_CREATE before it is ready (2 s by default).
 GUILD_READY_TIMEOUT = 0.1
+THREADS_END_SECONDS = 5.0
 CHANNEL = ChannelRef("discord", str(GUILD_ID), str(CHANNEL_ID))
 MANAGER = UserRef("discord", "7", is_manager=True)
 BUTTON_STYLES = {"primary": 1, "secondary": 2, "danger": 4}  # Discord's button style numbers
@@ -59,7 +66,10 @@ def fake(discord_endpoint) -> Iterator[FakeDiscordAPI]:
     with FakeDiscordAPI() as server:
         use_api_url(server.api_url)
         yield server
-    # The fake's thread has ended, and discord.py's keep-alive threads with the client.
+    # The fake's thread has ended, and discord.py's keep-alive threads with the client
+    # (closing the client tells its keep-alive thread to stop without waiting for it).
+    for thread in set(threading.enumerate()) - threads_before:
+        thread.join(THREADS_END_SECONDS)
     assert set(threading.enumerate()) <= threads_before
 
 
@@ -263,3 +273,160 @@ def test_use_api_url_refuses_an_api_that_does_not_answer(discord_endpoint):
     with pytest.raises(ConfigError, match="DISCORD_API_URL=.*GET .*/gateway"):
         use_api_url(f"http://127.0.0.1:{port}/api/v10")
     assert (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == before
+
+
+# --- Discord's limits: links, embed sizes, refusals ------------------------------------------------
+
+
+def import_bibtex(services: Services, path: Path, entries: list[str]) -> list[int]:
+    """The entries as a BibTeX file in the collection "bib"; their paper ids."""
+    path.write_text("\n".join(entries), encoding="utf-8")
+    services.library.import_file(path, collection="bib")
+    return sorted(services.library.get_many(range(1, 100_000)).keys())[-len(entries):]
+
+
+def embed_size(embed: dict) -> int:
+    """Discord's count toward the 6,000 characters of a message's embeds."""
+    return (len(embed.get("title", "")) + len(embed.get("description", ""))
+            + sum(len(f["name"]) + len(f["value"]) for f in embed.get("fields", []))
+            + len(embed.get("footer", {}).get("text", "")) + len(embed.get("author", {}).get("name", "")))
+
+
+def test_the_fake_refuses_what_discord_refuses(fake, services):
+    """The fake's limits are Discord's: a malformed url, or embeds past 6,000 characters in
+    total though each is within its own limits, gets 400 with code 50035."""
+    spaced = discord.Embed(title="Robust", url="https://example.org/Robust Diffusion.pdf")
+    big = [discord.Embed(title="t", description="d" * 4000) for _ in range(2)]
+
+    async def scenario():
+        client = PaperClubClient(services.core, guild_ready_timeout=GUILD_READY_TIMEOUT)
+        async with connected(client):
+            channel = client.get_channel(CHANNEL_ID)
+            refused = []
+            for embeds in ([spaced], big):
+                with pytest.raises(discord.HTTPException) as error:
+                    await channel.send(embeds=embeds)
+                refused.append(error.value)
+            return refused
+
+    url_error, size_error = asyncio.run(scenario())
+    assert (url_error.status, url_error.code) == (400, INVALID_FORM_BODY)
+    assert "embeds.0.url" in url_error.text and "Not a well formed URL" in url_error.text
+    assert size_error.code == INVALID_FORM_BODY and "6000" in size_error.text
+    assert fake.messages == []
+
+
+def test_a_bibtex_paper_with_a_spaced_url_is_posted_with_the_link_encoded(fake, services, tmp_path):
+    import_bibtex(services, tmp_path / "robust.bib", [
+        "@inproceedings{robust2024, title = {Robust Diffusion Models},",
+        "  author = {Ada Lovelace}, abstract = {Diffusion models that stay robust under attack.},",
+        "  url = {https://example.org/papers/Robust Diffusion Models.pdf}}",
+    ])
+    for line in ("use bib", "schedule 09:00 UTC daily"):
+        assert services.core.handle(Incoming(CHANNEL, MANAGER, line)).ok, line
+
+    async def scenario():
+        client = PaperClubClient(services.core, guild_ready_timeout=GUILD_READY_TIMEOUT)
+        async with connected(client):
+            return await tick(services, client)
+
+    report = asyncio.run(scenario())
+    assert len(report.posted) == 1 and not report.failed, report
+    (message,) = fake.messages
+    (embed,) = message.embeds
+    assert embed["title"].endswith("Robust Diffusion Models")
+    assert embed["url"] == "https://example.org/papers/Robust%20Diffusion%20Models.pdf"
+
+
+HUGE_KEYWORDS = ", ".join(f"keyword number {i} of many" for i in range(300))  # ~7,000 characters
+LONG_NAMES = " and ".join(f"Bartholomew{'x' * 50} Longname{i}" for i in range(12))
+
+
+def test_a_ten_option_poll_of_papers_with_huge_keyword_lists_posts_within_6000(fake, services, tmp_path):
+    papers = import_bibtex(services, tmp_path / "huge.bib", [
+        f"@article{{huge{i}, title = {{Paper {i} with a title long enough to need every one of its "
+        f"words {'and more words ' * 20}}}, author = {{{LONG_NAMES}}}, keywords = {{{HUGE_KEYWORDS}}}, "
+        f"abstract = {{{'An abstract that goes on. ' * 400}}}, url = {{https://example.org/{i}}}}}"
+        for i in range(10)
+    ])
+    for paper_id in papers:
+        assert services.core.handle(Incoming(CHANNEL, MANAGER, f"nominate {paper_id}")).ok
+    poll = services.core.handle(Incoming(CHANNEL, MANAGER, "poll 10"))
+    assert poll.ok and len(poll.cards) == 10, poll.text
+
+    async def scenario():
+        client = PaperClubClient(services.core, guild_ready_timeout=GUILD_READY_TIMEOUT)
+        async with connected(client):
+            return await client.messenger.post(CHANNEL_ID, poll)
+
+    asyncio.run(scenario())
+    (message,) = fake.messages
+    assert len(message.embeds) == 10 and sum(map(embed_size, message.embeds)) <= 6000
+    assert [e["title"].split("]")[0] for e in message.embeds] == [f"[{p}" for p in papers]
+    # Every option keeps its number, and its button.
+    assert all(any(f["name"] == "Why" and f"Option {i}" in f["value"] for f in e["fields"])
+               for i, e in enumerate(message.embeds, 1))
+    assert message.custom_ids() == [f"paperclub:vote {poll.poll_id} {i}" for i in range(1, 11)]
+
+
+def test_cards_past_every_embed_limit_still_post(fake, services):
+    """Each limit at once (title, description, author, fields, footer), ten times over."""
+    card = PaperCard(
+        paper_id=1, title="T" * 1000, url="https://example.org/a paper", authors_display="A" * 1000,
+        venue="V" * 5000, matched_terms=["matched"] * 2000, snippet="S" * 10_000, score=1.5,
+        reason="R" * 3000, tags=["tag"] * 3000, notes=["N" * 2000] * 40, discussion=["D" * 3000] * 5,
+    )
+    reply = Reply(text="x" * 5000, cards=[card] * 12,
+                  actions=[Action(f"{i}. " + "L" * 200, f"vote 1 {i}") for i in range(1, 11)])
+
+    async def scenario():
+        client = PaperClubClient(services.core, guild_ready_timeout=GUILD_READY_TIMEOUT)
+        async with connected(client):
+            return await client.messenger.post(CHANNEL_ID, reply)
+
+    asyncio.run(scenario())
+    messages = fake.messages
+    assert "".join(m.content for m in messages) == reply.text  # in 2,000-character messages
+    assert sum(len(m.embeds) for m in messages) == 12 and all(len(m.embeds) <= 10 for m in messages)
+    assert all(sum(map(embed_size, m.embeds)) <= 6000 for m in messages)
+    assert len(messages[-1].custom_ids()) == 10
+
+
+@pytest.mark.parametrize("status, code, permanent", [
+    (403, MISSING_ACCESS, True),  # the bot was removed from the channel
+    (403, MISSING_PERMISSIONS, True),  # it may not send messages there
+    (404, UNKNOWN_CHANNEL, True),  # the channel was deleted
+    (400, INVALID_FORM_BODY, True),  # the same message would be refused again
+    (429, 0, False),  # rate limited: passes
+    (503, 0, False),  # Discord's trouble: passes
+])
+def test_a_refused_scheduled_post_says_whether_the_refusal_is_permanent(fake, services, status, code, permanent):
+    fake.refuse(CHANNEL_ID, status, code)
+
+    async def scenario():
+        client = PaperClubClient(services.core, guild_ready_timeout=GUILD_READY_TIMEOUT)
+        async with connected(client):
+            delivery = DiscordDelivery(client.messenger, asyncio.get_running_loop())
+            with pytest.raises(DeliveryRefused) as refused:
+                await asyncio.to_thread(delivery, CHANNEL, Reply(text="Paper of the day"))
+            return refused.value
+
+    refusal = asyncio.run(scenario())
+    assert refusal.permanent is permanent
+    assert str(refusal).startswith(f"Discord refused: {status} ")
+    assert fake.messages == []
+
+
+def test_an_unreachable_discord_is_a_transient_refusal(fake, services, monkeypatch):
+    async def scenario():
+        client = PaperClubClient(services.core, guild_ready_timeout=GUILD_READY_TIMEOUT)
+        async with connected(client):
+            # The network goes: every later request meets a port nobody listens on.
+            monkeypatch.setattr(Route, "BASE", f"http://127.0.0.1:{free_port()}/api/v10")
+            delivery = DiscordDelivery(client.messenger, asyncio.get_running_loop())
+            with pytest.raises(DeliveryRefused) as refused:
+                await asyncio.to_thread(delivery, CHANNEL, Reply(text="Paper of the day"))
+            return refused.value
+
+    refusal = asyncio.run(scenario())
+    assert refusal.permanent is False and str(refusal).startswith("could not reach Discord: ")
