@@ -6,6 +6,7 @@ import io
 import re
 import xml.sax
 from typing import Any
+from xml.parsers.expat import errors as expat_errors
 
 import feedparser
 
@@ -13,6 +14,14 @@ from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 
 _ATOM_NAMESPACE = "http://www.w3.org/2005/Atom"
 _ENTRY_TAG = re.compile(r"<(?:\w+:)?entry[\s>]")
+_ENTRY_END = re.compile(r"</(?:\w+:)?entry\s*>")
+# What expat says when the text runs out rather than breaks: the file was cut.
+_RAN_OUT = {
+    expat_errors.XML_ERROR_NO_ELEMENTS,
+    expat_errors.XML_ERROR_UNCLOSED_TOKEN,
+    expat_errors.XML_ERROR_PARTIAL_CHAR,
+    expat_errors.XML_ERROR_UNCLOSED_CDATA_SECTION,
+}
 _ARXIV_ABS = re.compile(r"arxiv\.org/abs/(.+?)(?:v\d+)?$")
 # The API answers a bad query with a feed whose only entry is the error message.
 _API_ERROR = "arxiv.org/api/errors"
@@ -32,7 +41,7 @@ def parse(text: str, path: str) -> list[PaperRecord]:
     )
     error = feed.get("bozo_exception")
     if isinstance(error, xml.sax.SAXParseException):
-        raise CorpusFormatError(path, error.getLineNumber(), f"broken XML ({error.getMessage()})")
+        raise CorpusFormatError(path, error.getLineNumber(), _broken(error, text))
     # feedparser keeps no positions: the n-th <entry> tag is taken as the n-th entry's
     # start. A tag inside a comment would shift the numbers but never drop an entry.
     lines = [text.count("\n", 0, m.start()) + 1 for m in _ENTRY_TAG.finditer(text)]
@@ -40,6 +49,18 @@ def parse(text: str, path: str) -> list[PaperRecord]:
         _record(entry, lines[n] if n < len(lines) else 1, path)
         for n, entry in enumerate(feed.entries)
     ]
+
+
+def _broken(error: xml.sax.SAXParseException, text: str) -> str:
+    """The parser's complaint; for a cut file, also where the cut entry begins."""
+    message = f"broken XML ({error.getMessage()})"
+    if error.getMessage() not in _RAN_OUT:
+        return message
+    starts = list(_ENTRY_TAG.finditer(text))
+    if starts and not _ENTRY_END.search(text, starts[-1].end()):
+        line = text.count("\n", 0, starts[-1].start()) + 1
+        return f"{message}: the file ends inside the entry at line {line}; is it truncated?"
+    return f"{message}: the file ends before the feed does; is it truncated?"
 
 
 def _record(entry: Any, line: int, path: str) -> PaperRecord:

@@ -12,7 +12,15 @@ import re
 import unicodedata
 
 import bibtexparser
-from bibtexparser.model import Block, DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry
+from bibtexparser.exceptions import BlockAbortedException
+from bibtexparser.model import (
+    Block,
+    DuplicateBlockKeyBlock,
+    DuplicateFieldKeyBlock,
+    Entry,
+    ImplicitComment,
+    ParsingFailedBlock,
+)
 
 from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 
@@ -21,6 +29,7 @@ from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 logging.getLogger("bibtexparser.splitter").setLevel(logging.ERROR)
 
 _ENTRY_START = re.compile(r"^\s*@[A-Za-z]+\s*[{(]", re.M)
+_DANGLING = re.compile(r"@[A-Za-z]*")
 # Accent commands and the combining mark each adds: \"u, \"{u}, {\"u} all become ü.
 _ACCENTS = {
     '"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303",
@@ -46,16 +55,36 @@ def parse(text: str, path: str) -> list[PaperRecord]:
     library = bibtexparser.parse_string(text)
     if library.failed_blocks:
         block = min(library.failed_blocks, key=lambda b: b.start_line)
-        raise CorpusFormatError(path, block.start_line + 1, _failure(block))
+        raise CorpusFormatError(path, block.start_line + 1, _failure(block, len(text)))
+    _refuse_dangling_entry(library.blocks, path)
     return [_record(entry, path) for entry in library.entries]
 
 
-def _failure(block: Block) -> str:
+def _failure(block: Block, end: int) -> str:
     if isinstance(block, DuplicateBlockKeyBlock):
         return f"the citation key {block.key!r} is used twice"
     if isinstance(block, DuplicateFieldKeyBlock):
         return f"a field appears twice in entry {block.key!r}"
+    if _open_at_end(block, end):
+        return "this entry is still open at the end of the file: is it truncated, or a brace open?"
     return "cannot parse this BibTeX entry (unbalanced braces or quotes, or a truncated file?)"
+
+
+def _open_at_end(block: Block, end: int) -> bool:
+    """True when the parser gave up on the block because the text ran out."""
+    error = block.error if isinstance(block, ParsingFailedBlock) else None
+    if not isinstance(error, BlockAbortedException):
+        return False
+    return error.end_index is None or error.end_index >= end
+
+
+def _refuse_dangling_entry(blocks: list[Block], path: str) -> None:
+    """A file cut right after an entry's "@article" leaves it as comment text, which
+    bibtexparser accepts; BibTeX text never ends on an entry type."""
+    last = blocks[-1] if blocks else None
+    if isinstance(last, ImplicitComment) and _DANGLING.fullmatch(last.comment.strip()):
+        message = f"the file ends on {last.comment.strip()!r}, without its entry: is it truncated?"
+        raise CorpusFormatError(path, last.start_line + 1, message)
 
 
 def _record(entry: Entry, path: str) -> PaperRecord:

@@ -32,7 +32,7 @@ from sqlalchemy import delete, select, update
 
 from bot.corpus.fetch import FeedError, Fetcher, FetchError, FetchPolicy, is_arxiv_query
 from bot.corpus.readers import FORMATS
-from bot.corpus.records import CorpusFormatError
+from bot.corpus.records import COLLECTION_MAX, CorpusFormatError
 from store import Database
 from store.database import upsert_insert
 from store.models import Feed, utcnow
@@ -132,8 +132,8 @@ def check_collection(collection: str) -> str:
     name = (collection or "").strip()
     if not name:
         raise FeedError("collection: give a name, e.g. cs-lg")
-    if len(name) > 200 or any(ord(c) < 32 for c in name):
-        raise FeedError(f"collection {name[:40]!r}: at most 200 printable characters")
+    if len(name) > COLLECTION_MAX or any(ord(c) < 32 for c in name):
+        raise FeedError(f"collection {name[:40]!r}: at most {COLLECTION_MAX} printable characters")
     return name
 
 

@@ -22,6 +22,7 @@ from bot.corpus.text import derive_title, unique_title
 
 _OPTIONAL_TEXT = ("url", "track", "award", "presentation", "venue")
 _AUTHOR_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
+_CUT = "; the file ends here: is it truncated?"
 
 
 class _FieldError(ValueError):
@@ -52,21 +53,25 @@ def _objects(text: str, path: str) -> Iterator[tuple[int, Any]]:
     if text.lstrip().startswith("["):
         yield from _array_items(text, path)
         return
-    for number, line in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
         if line.strip():
             try:
                 yield number, json.loads(line)
             except json.JSONDecodeError as error:
-                raise CorpusFormatError(
-                    path, number, f"not valid JSON ({error.msg}, column {error.colno})"
-                ) from None
+                # A broken last line without a line end is where a cut file stops.
+                cut = _CUT if number == len(lines) else ""
+                message = f"not valid JSON ({error.msg}, column {error.colno}){cut}"
+                raise CorpusFormatError(path, number, message) from None
 
 
 def _array_items(text: str, path: str) -> Iterator[tuple[int, Any]]:
     try:
         items = json.loads(text)
     except json.JSONDecodeError as error:
-        raise CorpusFormatError(path, error.lineno, f"not valid JSON ({error.msg})") from None
+        cut = "" if text.rstrip().endswith("]") else _CUT  # the array never closes
+        message = f"not valid JSON ({error.msg}){cut}"
+        raise CorpusFormatError(path, error.lineno, message) from None
     # Parsed once to validate; scanned again element by element to learn their lines.
     decoder, position = json.JSONDecoder(), text.index("[") + 1
     for item in items:

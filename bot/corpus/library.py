@@ -16,8 +16,16 @@ from typing import IO, Any
 from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from bot.corpus.readers import read_path
-from bot.corpus.records import PaperRecord, title_key
+from bot.corpus.readers import read_path, truncation_warnings
+from bot.corpus.records import (
+    COLLECTION_MAX,
+    SOURCE_MAX,
+    PaperRecord,
+    check_name,
+    check_record,
+    title_key,
+)
+from bot.grammar import looks_like_number, number
 from bot.search.service import IndexedPaper
 from store import Database
 from store.models import CorpusState, Paper, PaperExternalId, PaperSource, utcnow
@@ -35,6 +43,9 @@ class ImportSummary:
     updated: int = 0
     unchanged: int = 0
     error: str | None = None
+    # FILE:LINE notes on an import that went through but looks wrong (a prose file whose
+    # last abstract stops mid-sentence, as a cut file does).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -64,16 +75,17 @@ class Library:
     ) -> ImportSummary:
         """Read and store one file; a malformed file raises before anything is written."""
         path = Path(path)
+        collection = collection or default_collection(path)
+        _check_names(collection, path.name, str(path))  # before reading: a wrong name fails fast
         detected, records = read_path(path, fmt)
-        summary = self.import_records(
+        return self.import_records(
             records,
-            collection=collection or default_collection(path),
+            collection=collection,
             source=path.name,
             fmt=detected,
             progress=progress,
+            path=str(path),
         )
-        summary.path = str(path)
-        return summary
 
     def import_records(
         self,
@@ -83,8 +95,19 @@ class Library:
         source: str,
         fmt: str,
         progress: Callable[[int, int], None] | None = None,
+        path: str | None = None,
     ) -> ImportSummary:
-        summary = ImportSummary(path=source, format=fmt, collection=collection)
+        """Store records, all or none; `path` names the file in errors (default: `source`).
+
+        Every record is checked against the columns first, so that a value PostgreSQL
+        would refuse (and SQLite store) refuses the whole import on both, at its FILE:LINE.
+        """
+        path = path or source
+        _check_names(collection, source, path)
+        for record in records:
+            check_record(record, path)
+        summary = ImportSummary(path=path, format=fmt, collection=collection)
+        summary.warnings = truncation_warnings(fmt, records, path)
         records = _merge_duplicates(records)
         with self.db.session() as session:
             existing = _load_existing(session, records)
@@ -175,10 +198,14 @@ class Library:
 
     def find(self, ref: str) -> Paper | None:
         """A paper by its number, or by an external id such as an arXiv id or DOI."""
-        ref = ref.strip().lstrip("#")
+        ref = ref.strip()
+        paper_number = number(ref)  # ASCII digits in the id column's range, or None
+        if paper_number is None and looks_like_number(ref):
+            return None  # ², ①, 10**30: no paper has that number, and no query is needed
+        ref = ref.lstrip("#")
         with self.db.session() as session:
-            if ref.isdigit():
-                paper = session.get(Paper, int(ref))
+            if paper_number is not None:
+                paper = session.get(Paper, paper_number)
                 if paper is not None:
                     return paper
             return session.scalar(
@@ -205,6 +232,12 @@ class Library:
 
 def default_collection(path: Path) -> str:
     return path.stem
+
+
+def _check_names(collection: str, source: str, path: str) -> None:
+    fix = "pass a shorter --collection"
+    check_name("the collection name", collection, COLLECTION_MAX, path, fix)
+    check_name("the file name", source, SOURCE_MAX, path, "rename the file")
 
 
 def searchable_text(paper: Paper) -> str:

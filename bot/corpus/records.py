@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from bot.search.tokens import fold
+from store.models import Paper, PaperExternalId, PaperSource
 
 
 @dataclass
@@ -65,3 +66,105 @@ def title_key(title: str) -> str:
     Work?" and "how do vision transformers work" are one paper.
     """
     return " ".join(re.findall(r"\w+", fold(title)))
+
+
+# --- what the database can store ---------------------------------------------------------
+#
+# PostgreSQL refuses a string longer than its column, a NUL character or an unpaired
+# surrogate, and an integer past 32 bits; SQLite stores them all. Every record is checked
+# against the columns (store/models.py) before either database sees it, so that both accept
+# or refuse a file alike, with FILE:LINE instead of a DataError quoting the corpus text.
+
+_COLUMNS = Paper.__table__.c
+LIMITS = {name: _COLUMNS[name].type.length for name in ("track", "presentation", "award", "venue")}
+TITLE_KEY_MAX = _COLUMNS.title_key.type.length
+SCHEME_MAX = PaperExternalId.__table__.c.scheme.type.length
+ID_MAX = PaperExternalId.__table__.c.value.type.length
+COLLECTION_MAX = PaperSource.__table__.c.collection.type.length
+SOURCE_MAX = PaperSource.__table__.c.source.type.length
+# Years a paper can carry: a typo (20211) or an overflow (3000000000) is refused rather
+# than stored. Well inside the 32-bit integer column.
+YEARS = range(1000, 2201)
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def check_record(record: PaperRecord, path: str) -> None:
+    """Refuse, at the record's FILE:LINE, a value one of the databases would refuse."""
+    problem = _character_problem(record) or _length_problem(record) or _year_problem(record)
+    if problem:
+        raise CorpusFormatError(path, record.line, f"paper {_short(record.title)!r}: {problem}")
+
+
+def check_name(what: str, value: str, limit: int, path: str, fix: str) -> None:
+    """The same check for a name the import gives its rows (collection, source file)."""
+    problem = _unstorable(what, value) or _too_long(what, value, limit)
+    if problem:
+        raise CorpusFormatError(path, 1, f"{problem}: {fix}")
+
+
+def _texts(record: PaperRecord) -> list[tuple[str, str]]:
+    """(what, value) of every string the record would store."""
+    fields = ["title", "abstract", "url", *LIMITS]
+    found = [(name, getattr(record, name)) for name in fields if getattr(record, name)]
+    found += [("an author", a) for a in record.authors] + [("a tag", t) for t in record.tags]
+    found += [("a note", n) for n in record.notes]
+    for scheme, value in record.external_ids.items():
+        found += [("an id scheme", scheme), (f"the {scheme} id", value)]
+    return found
+
+
+def _character_problem(record: PaperRecord) -> str | None:
+    return next(filter(None, (_unstorable(what, value) for what, value in _texts(record))), None)
+
+
+def _unstorable(what: str, value: str) -> str | None:
+    if value.isascii() and "\0" not in value:  # most text: a flag and a memchr, no regex
+        return None
+    found = _UNSTORABLE.search(value)
+    if found is None:
+        return None
+    code = f"\\u{ord(found.group()):04x}"
+    character = "a NUL character" if found.group() == "\0" else "an unpaired surrogate"
+    return f"{_the(what)} contains {character} ({code}), which cannot be stored: remove it"
+
+
+def _length_problem(record: PaperRecord) -> str | None:
+    # The title column has no width, but its normalised key (title_key) has one.
+    key = title_key(record.title)
+    if len(key) > TITLE_KEY_MAX:
+        length = max(len(record.title), len(key))
+        return (
+            f"the title is {length:,} characters long, at most {TITLE_KEY_MAX} fit: "
+            "shorten it, or check that the abstract is not in the title field"
+        )
+    for name, limit in LIMITS.items():
+        if problem := _too_long(name, getattr(record, name) or "", limit):
+            return f"{problem}: shorten it"
+    for scheme, value in record.external_ids.items():
+        problem = _too_long("the id scheme", scheme, SCHEME_MAX)
+        problem = problem or _too_long(f"the {scheme} id", value, ID_MAX)
+        if problem:
+            return f"{problem}: is it an identifier?"
+    return None
+
+
+def _too_long(what: str, value: str, limit: int) -> str | None:
+    if len(value) <= limit:
+        return None
+    return f"{_the(what)} is {len(value):,} characters long, at most {limit} fit"
+
+
+def _year_problem(record: PaperRecord) -> str | None:
+    if record.year is None or record.year in YEARS:
+        return None
+    plausible = f"{YEARS.start}-{YEARS[-1]}"
+    return f"the year {record.year} is outside {plausible}: correct it or leave it out"
+
+
+def _the(what: str) -> str:
+    return what if what.startswith(("the ", "a ", "an ")) else f"the {what}"
+
+
+def _short(title: str, limit: int = 60) -> str:
+    return title if len(title) <= limit else title[: limit - 1] + "…"

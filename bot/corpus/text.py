@@ -62,6 +62,15 @@ def ends_sentence(text: str) -> bool:
     return bool(_CLOSED.search(text))
 
 
+# Abstracts often end on their code's address, without a full stop.
+_LINK_AT_END = re.compile(r"(?:://|\bwww\.)\S*$")
+
+
+def looks_complete(text: str) -> bool:
+    """ends_sentence, but an abstract that ends on a link is complete too."""
+    return ends_sentence(text) or bool(_LINK_AT_END.search(text.rstrip()))
+
+
 def shorten(text: str, limit: int = DERIVED_TITLE_LIMIT) -> str:
     """Cut at a word boundary so the result, with its "…", fits in `limit` characters."""
     text = text.rstrip(". ")

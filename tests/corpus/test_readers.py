@@ -439,9 +439,9 @@ TRUNCATED = {
     "trending": (_truncated_trending, "has no abstract; is the file truncated?"),
     "topic-abstracts": (_truncated_topics, "stops mid-sentence; is the file truncated?"),
     "blog-review": (_truncated_blog, "not closed by <Back to Table of Content>"),
-    "jsonl": (_truncated_jsonl, "not valid JSON"),
-    "bibtex": (_truncated_bibtex, "cannot parse this BibTeX entry"),
-    "arxiv": (_truncated_arxiv, "broken XML"),
+    "jsonl": (_truncated_jsonl, "the file ends here: is it truncated?"),
+    "bibtex": (_truncated_bibtex, "still open at the end of the file: is it truncated"),
+    "arxiv": (_truncated_arxiv, "the file ends inside the entry at line 64; is it truncated?"),
 }
 
 
