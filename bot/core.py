@@ -15,7 +15,15 @@ from bot.daily.cards import card
 from bot.daily.channels import Channels
 from bot.daily.commands import ChannelCommands
 from bot.daily.posts import DailyPosts, Deliver, TickReport
-from bot.grammar import Command, NotAllowed, UsageError, split_command, usage_reply
+from bot.grammar import (
+    LINE_CHARS,
+    Command,
+    NotAllowed,
+    UsageError,
+    clean_line,
+    split_command,
+    usage_reply,
+)
 from bot.meetings.commands import MeetingCommands
 from bot.meetings.meetings import Meetings
 from bot.messages import Incoming, Reply
@@ -41,6 +49,11 @@ DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
 # a vote on a post or a poll. A click carrying anything else was not made by us.
 RENDERED_ACTION = re.compile(r"vote [0-9]{1,10} (?:up|down|read|none|[0-9]{1,2})")
 NOT_OUR_BUTTON = "That button is not one of paperclub's, so nothing was done."
+# A bug of ours met a member's line: they get this, the log gets the traceback.
+OUR_FAULT = (
+    "Something went wrong on paperclub's side with that command; it has been logged for the "
+    "operator. Please try again, or try `help`."
+)
 
 
 class PaperClub:
@@ -131,17 +144,33 @@ class PaperClub:
         """Answer one command; logs one line with the channel, command, outcome and time
         (never the arguments: they are what a member typed)."""
         started = time.perf_counter()
-        name, args = split_command(incoming.text)
+        text = clean_line(incoming.text)
+        name, args = split_command(text)
         try:
-            reply = self._answer(incoming, name, args)
+            if len(text) > LINE_CHARS:
+                reply = Reply(text=f"That line is {len(text):,} characters long; a command is at most "
+                              f"{LINE_CHARS:,}.", ephemeral=True, ok=False)
+            else:
+                reply = self._with_notice(incoming, self._answer(incoming, name, args))
         except DATABASE_UNAVAILABLE as problem:
             log.warning("database unreachable while answering %s: %s", name or "help", type(problem).__name__)
             reply = Reply(text=DATABASE_DOWN, ephemeral=True, ok=False)
+        except Exception:  # noqa: BLE001 - every line gets a reply; the traceback goes to the log
+            log.exception("answering %s failed", name if name in self.commands else "unknown")
+            reply = Reply(text=OUR_FAULT, ephemeral=True, ok=False)
         event(
             log, "command", channel=incoming.channel.key(), user=incoming.user.user_id,
             command=name if name in self.commands else "unknown", ok=reply.ok,
             ms=(time.perf_counter() - started) * 1000,
         )
+        return reply
+
+    def _with_notice(self, incoming: Incoming, reply: Reply) -> Reply:
+        """The channel's waiting notice (why its schedule paused itself) before the
+        answer, once; only the asking member sees it when the answer is private."""
+        notice = self.channels.take_notice(incoming.channel)
+        if notice:
+            reply.text = f"{notice}\n\n{reply.text}" if reply.text else notice
         return reply
 
     def click(self, incoming: Incoming) -> Reply:

@@ -6,10 +6,23 @@ into a command word and its arguments here; each command's handler gets the rest
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.messages import Incoming, Reply
+
+# Ids are database integers: PostgreSQL's `integer` stops at 2**31 - 1, and SQLite's at
+# 2**63 - 1. A number past the smaller bound names nothing on either, so it is refused
+# before any query (one verdict on both databases).
+ID_MAX = 2**31 - 1
+# What a member may type in one line. Slack's slash command text stops near 4,000
+# characters and Discord's option at 6,000; past that a line is a paste, not a command.
+LINE_CHARS = 6000
+# ASCII digits only: str.isdigit() also accepts ², ① and other scripts' digits, which
+# int() then refuses (or reads as a different number than the member sees).
+_NUMBER = re.compile(r"#?([0-9]+)")
 
 
 class UsageError(ValueError):
@@ -40,6 +53,33 @@ def split_command(text: str) -> tuple[str, str]:
         stripped = stripped[len("/paper") :].strip()
     word, _, rest = stripped.partition(" ")
     return word.lower(), rest.strip()
+
+
+def number(word: str, low: int = 1, high: int = ID_MAX) -> int | None:
+    """The whole number `word` spells in ASCII digits (an id may be written #12), if it
+    lies in low..high; None for anything else."""
+    match = _NUMBER.fullmatch(word)
+    digits = match.group(1).lstrip("0") or "0" if match else ""
+    if not digits or len(digits) > len(str(high)):  # 10**30 is never parsed at all
+        return None
+    value = int(digits)
+    return value if low <= value <= high else None
+
+
+def looks_like_number(word: str) -> bool:
+    """Digits of any script (²,①, ٣): a member meant a number, whether or not we read it."""
+    return bool(word.lstrip("#")) and all(unicodedata.category(c) in ("Nd", "No") for c in word.lstrip("#"))
+
+
+def clean_line(text: str) -> str:
+    """What a member typed, without the characters no command means and no database
+    stores alike (NUL, other control characters: PostgreSQL refuses NUL in text, SQLite
+    keeps it). Tabs and line breaks become spaces."""
+    return "".join(
+        " " if c in "\t\n\r" else c
+        for c in text
+        if c in "\t\n\r" or unicodedata.category(c) != "Cc"
+    )
 
 
 def usage_reply(command: Command, problem: str = "") -> Reply:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -55,6 +55,25 @@ class Channels:
         """The channel's settings, creating the row on first contact."""
         with self.db.session() as session:
             return ChannelSettings.of(self._row(session, ref))
+
+    def take_notice(self, ref: ChannelRef) -> str | None:
+        """The notice waiting for this channel's next command (why its schedule paused
+        itself), cleared as it is taken, so it is shown exactly once."""
+        with self.db.session() as session:
+            found = session.execute(
+                select(Channel.id, Channel.pause_notice).where(
+                    Channel.platform == ref.platform, Channel.workspace == ref.workspace,
+                    Channel.channel == ref.channel, Channel.pause_notice.is_not(None),
+                )
+            ).first()
+            if found is None:
+                return None
+            # Cleared only if still there: of two commands at once, one shows it.
+            taken = session.execute(
+                update(Channel).where(Channel.id == found.id, Channel.pause_notice.is_not(None))
+                .values(pause_notice=None)
+            ).rowcount
+            return found.pause_notice if taken else None
 
     def update(self, ref: ChannelRef, change: Callable[[Channel], None]) -> ChannelSettings:
         """Apply `change` to the channel row in one transaction."""
@@ -118,3 +137,13 @@ class Channels:
     def forget_post(self, post_id: int) -> None:
         with self.db.session() as session:
             session.execute(delete(Post).where(Post.id == post_id))
+
+    def pause_workspace(self, platform: str, workspace: str, notice: str) -> int:
+        """Switch off every channel of a workspace the bot has left (a Slack app
+        uninstalled, its token revoked), each with `notice` for its next command; how many."""
+        with self.db.session() as session:
+            return session.execute(
+                update(Channel)
+                .where(Channel.platform == platform, Channel.workspace == workspace)
+                .values(enabled=False, pause_notice=notice, updated_at=utcnow())
+            ).rowcount

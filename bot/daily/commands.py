@@ -20,7 +20,7 @@ from bot.daily.schedule import (
     parse_date,
     parse_schedule,
 )
-from bot.grammar import Command, UsageError, require_manager
+from bot.grammar import Command, UsageError, number, require_manager
 from bot.messages import Incoming, Reply
 from store.models import Channel
 
@@ -79,7 +79,10 @@ class ChannelCommands:
             if head == "pause":
                 if len(words) != 3 or words[1].lower() != "until":
                     raise ScheduleError("say `schedule pause until YYYY-MM-DD`")
-                return _set(paused_until=parse_date(words[2]))
+                until = parse_date(words[2])
+                if until < self.clock().date():
+                    raise ScheduleError(f"{until:%Y-%m-%d} has passed: pause until a date to come")
+                return _set(paused_until=until)
             parsed = parse_schedule(words)
         except ScheduleError as problem:
             raise UsageError(str(problem)) from None
@@ -185,9 +188,9 @@ class ChannelCommands:
 
     def history(self, incoming: Incoming, args: str) -> Reply:
         words = args.split()
-        if len(words) > 1 or (words and not (words[0].isdigit() and 1 <= int(words[0]) <= HISTORY_MAX)):
+        limit = number(words[0], 1, HISTORY_MAX) if len(words) == 1 else HISTORY_DEFAULT
+        if len(words) > 1 or limit is None:
             raise UsageError(f"N is a number from 1 to {HISTORY_MAX}.")
-        limit = int(words[0]) if words else HISTORY_DEFAULT
         channel = self.channels.get(incoming.channel)
         posts = self.channels.history(channel.id, limit)
         if not posts:

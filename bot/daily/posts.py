@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 
 from sqlalchemy import and_, delete, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
@@ -33,12 +33,18 @@ from bot.search.service import SearchIndex, SearchService
 from bot.votes.votes import Feedback, Votes
 from store import Database
 from store.database import upsert_insert
-from store.models import Claim, Paper, Post, utcnow
+from store.models import Channel, Claim, Paper, Post, utcnow
 
 log = logging.getLogger(__name__)
 
 CLAIM_LEASE = timedelta(minutes=10)  # a "claimed" claim older than this was abandoned
 BATCH = 500
+# A failed (transient) delivery is retried after 1, 2, 4 ... minutes, at most every 30:
+# a platform that is down or rate-limiting is not hammered every minute for hours.
+RETRY_FIRST = timedelta(minutes=1)
+RETRY_MOST = timedelta(minutes=30)
+# Days in a row of permanent refusals after which a channel's schedule pauses itself.
+REFUSED_DAYS_TO_PAUSE = 3
 
 # deliver(channel, reply) posts the reply and returns the platform's message reference.
 Deliver = Callable[[ChannelRef, Reply], str | None]
@@ -165,18 +171,25 @@ class DailyPosts:
         return [_Job(by_id[channel_id][0], by_id[channel_id][1], claim_id) for claim_id, channel_id in rows]
 
     def _retake(self, session: Session, keys: list[tuple[int, date]], now: datetime) -> set[int]:
-        """Take over claims whose delivery failed, or whose process died before sending."""
+        """Take over claims whose delivery failed (once their back-off has passed), were
+        released by a stopping process, or whose process died before sending."""
         if not keys:
             return set()
-        result = session.execute(
-            update(Claim)
-            .where(
+        candidates = session.execute(
+            select(Claim.id, Claim.state, Claim.attempts, Claim.claimed_at).where(
                 tuple_(Claim.channel_id, Claim.local_date).in_(keys),
                 or_(
                     Claim.state.in_(("failed", "released")),
                     and_(Claim.state == "claimed", Claim.claimed_at < now - CLAIM_LEASE),
                 ),
             )
+        ).all()
+        ready = [c.id for c in candidates if c.state != "failed" or now - _aware(c.claimed_at) >= retry_after(c.attempts)]
+        if not ready:
+            return set()
+        result = session.execute(
+            update(Claim)
+            .where(Claim.id.in_(ready), Claim.state.in_(("failed", "released", "claimed")))
             .values(state="claimed", attempts=Claim.attempts + 1, claimed_at=now, updated_at=utcnow())
             .returning(Claim.channel_id)
         )
@@ -213,12 +226,16 @@ class DailyPosts:
         try:
             ref = deliver(job.channel.ref, reply)
         except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later
+            permanent = isinstance(problem, DeliveryRefused) and problem.permanent
             if isinstance(problem, DeliveryRefused | OSError):
-                log.warning("posting to %s failed: %s", job.channel.ref.key(), problem)
+                log.warning("posting to %s failed%s: %s", job.channel.ref.key(),
+                            " for good today" if permanent else "", problem)
             else:  # a bug in our own code: the traceback is how it gets found
                 log.exception("posting to %s failed", job.channel.ref.key())
             report.failed.append((job.channel.ref, str(problem)))
-            return _Outcome(job, "failed", str(problem), now)
+            # A refusal that will not pass ends the day's attempt: retrying it every few
+            # minutes only earns the bot invalid-request strikes (Discord bans at 10,000).
+            return _Outcome(job, "refused" if permanent else "failed", str(problem), now)
         if job.pick is None:
             report.empty.append(job.channel.ref)
             return _Outcome(job, "empty", None, now)
@@ -352,10 +369,17 @@ class DailyPosts:
             .values(
                 state=state,
                 post_id=job.post_id if posted else None,
-                error=detail if state == "failed" else None,
+                error=detail if state in ("failed", "refused") else None,
                 updated_at=utcnow(),
             )
         )
+        if state == "refused":
+            _count_refusal(session, job.channel.id, job.day, detail or "")
+        elif posted or state == "empty":
+            session.execute(
+                update(Channel).where(Channel.id == job.channel.id, Channel.refusals > 0)
+                .values(refusals=0, refused_on=None)
+            )
 
     # --- manual picks and replies -------------------------------------------------------
 
@@ -390,6 +414,35 @@ class DailyPosts:
                 return None
             paper = session.get(Paper, post.paper_id)
             return post.message_ref, self.replies.rerendered(post, paper, tally_line)
+
+def retry_after(attempts: int) -> timedelta:
+    """How long a claim that failed `attempts` times waits before the next try."""
+    return min(RETRY_FIRST * 2 ** max(attempts - 1, 0), RETRY_MOST)
+
+
+def _aware(moment: datetime) -> datetime:
+    # SQLite hands timestamps back without their zone; they were written in UTC.
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _count_refusal(session: Session, channel_id: int, day: date, reason: str) -> None:
+    """One more day of permanent refusals in a row; at REFUSED_DAYS_TO_PAUSE the schedule
+    pauses itself, and the channel's next command says why and how to resume."""
+    row = session.get(Channel, channel_id)
+    if row is None or row.refused_on == day:
+        return
+    consecutive = row.refused_on is not None and (day - row.refused_on).days <= 7 and row.refusals > 0
+    row.refusals = row.refusals + 1 if consecutive else 1
+    row.refused_on = day
+    if row.refusals >= REFUSED_DAYS_TO_PAUSE and row.enabled:
+        row.enabled = False
+        row.pause_notice = (
+            f"paperclub paused this channel's paper of the day: on {row.refusals} posting days in a row "
+            f"the platform refused its post ({reason}). Check that the bot is still in this channel "
+            "and may post here, then `schedule on` resumes it."
+        )
+        log.warning("paused the schedule of channel %d after %d days of refused posts", channel_id, row.refusals)
+
 
 def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict:
     # claimed_at is the tick's instant, not the wall clock: the lease that lets a later

@@ -83,12 +83,13 @@ class Schedule:
         return None
 
     def next_slot(self, now: datetime, after: date | None = None) -> datetime:
-        """The next slot at or after `now` (on a day after `after`, if given)."""
+        """The next slot at or after `now` (on a day after `after`, if given: a pause
+        may end months ahead, so the search starts the day after it)."""
         day = now.astimezone(self.tz).date()
-        for offset in range(0, 15):
+        if after is not None:
+            day = max(day, after + timedelta(days=1))
+        for offset in range(0, 8):  # a week, and today's slot may have passed
             candidate = day + timedelta(days=offset)
-            if after is not None and candidate <= after:
-                continue
             if self.runs_on(candidate) and self.slot(candidate) >= now:
                 return self.slot(candidate)
         raise ScheduleError("this schedule has no active day")  # unreachable: days is never empty

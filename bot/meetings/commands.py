@@ -12,8 +12,8 @@ from bot.corpus.library import Library
 from bot.daily.channels import Channels
 from bot.daily.posts import Deliver
 from bot.daily.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
-from bot.grammar import Command, UsageError, require_manager
-from bot.meetings.meetings import NOTE_CHARS, Meetings, Plan, Reminder, member_id
+from bot.grammar import Command, UsageError, number, require_manager
+from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
 from bot.messages import Incoming, Reply
 
 log = logging.getLogger(__name__)
@@ -118,6 +118,12 @@ class MeetingCommands:
         if action not in ("add", "remove") or not names:
             raise UsageError("Say `presenters add @member...` or `presenters remove @member...`.")
         users = _members(names)
+        if action == "remove":
+            rota = {p.user_id for p in self.meetings.presenters(channel.id)}
+            strangers = [u for u in users if u not in rota]
+            if strangers:
+                raise UsageError(f"Not in the rota: {', '.join('@' + u for u in strangers)}. "
+                                 "`presenters` lists it.")
         require_manager(incoming, "change the presenter rota")
         if action == "add":
             self.meetings.add_presenters(channel.id, users, self.clock())
@@ -129,6 +135,9 @@ class MeetingCommands:
         if args.strip():
             raise UsageError("`volunteer` takes no arguments.")
         channel = self.channels.get(incoming.channel)
+        if self.meetings.plan(channel.id) is None:
+            return Reply(text="There is no meeting to present at yet: a manager sets one with "
+                         "`session every DAY HH:MM [ZONE]`.", ephemeral=True, ok=False)
         self.meetings.add_presenters(channel.id, [incoming.user.user_id], self.clock(), volunteer=True)
         return Reply(text=f"Thanks @{incoming.user.user_id}: you present at the next meeting that has a paper.")
 
@@ -173,10 +182,11 @@ class MeetingCommands:
 
     def sessions(self, incoming: Incoming, args: str) -> Reply:
         words = args.split()
-        if len(words) > 1 or (words and not (words[0].isdigit() and 1 <= int(words[0]) <= SESSIONS_MAX)):
+        count = number(words[0], 1, SESSIONS_MAX) if len(words) == 1 else SESSIONS_DEFAULT
+        if len(words) > 1 or count is None:
             raise UsageError(f"N is a number from 1 to {SESSIONS_MAX}.")
         channel = self.channels.get(incoming.channel)
-        past = self.meetings.past(channel.id, self.clock(), int(words[0]) if words else SESSIONS_DEFAULT)
+        past = self.meetings.past(channel.id, self.clock(), count)
         if not past:
             return Reply(text="No meetings yet.")
         papers = self.library.get_many(m.paper_id for m in past if m.paper_id)
@@ -238,5 +248,7 @@ def _members(names: list[str]) -> list[str]:
     users = [member_id(n) for n in names]
     if any(u is None for u in users):
         bad = names[users.index(None)]
+        if len(bad) > MEMBER_CHARS:
+            raise UsageError(f"A member's name is at most {MEMBER_CHARS} characters.")
         raise UsageError(f"`{bad}` is not a member: use @name or a mention.")
     return list(dict.fromkeys(users))

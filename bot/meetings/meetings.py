@@ -31,7 +31,9 @@ from store.models import (
 DAY_BEFORE = timedelta(hours=24)
 HOUR_BEFORE = timedelta(hours=1)
 NOTE_CHARS = 2000
-_MENTION = re.compile(r"^<@!?([\w.-]+)(?:\|[^>]*)?>$|^@?([\w.-]+)$")
+# Member ids are stored in String(100) columns: a longer "name" is not a member.
+MEMBER_CHARS = 100
+_MENTION = re.compile(r"^<@!?([\w.-]{1,100})(?:\|[^>]*)?>$|^@?([\w.-]{1,100})$")
 
 
 def member_id(text: str) -> str | None:

@@ -15,7 +15,14 @@ from bot.corpus.library import Library
 from bot.daily.cards import card
 from bot.daily.channels import Channels
 from bot.daily.posts import DailyPosts, Deliver
-from bot.grammar import Command, UsageError, require_manager
+from bot.grammar import (
+    Command,
+    NotAllowed,
+    UsageError,
+    looks_like_number,
+    number,
+    require_manager,
+)
 from bot.meetings.meetings import Meetings
 from bot.messages import Action, Incoming, Reply
 from bot.search.service import Query, QueryError
@@ -31,7 +38,7 @@ POLL_DURATION_MIN = timedelta(minutes=10)
 POLL_DURATION_MAX = timedelta(days=14)
 DAYS_DEFAULT = 30
 DAYS_MAX = 3650
-_DURATION = re.compile(r"^(\d{1,4})([mhd])$")
+_DURATION = re.compile(r"^([0-9]{1,4})([mhd])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 
 
@@ -77,14 +84,19 @@ class VoteCommands:
 
     def vote(self, incoming: Incoming, args: str) -> Reply:
         words = args.split()
-        if len(words) != 2 or not words[0].lstrip("#").isdigit():
+        if len(words) != 2 or not looks_like_number(words[0]):
             raise UsageError("Give the post or poll ID and your vote.")
-        target, choice = int(words[0].lstrip("#")), words[1].lower()
+        target, choice = number(words[0]), words[1].lower()
+        if target is None:
+            return Reply(text=f"There is no post or poll {words[0]} in this channel.", ephemeral=True, ok=False)
         channel = self.channels.get(incoming.channel)
         if choice in POST_VOTES:
             return self._vote_post(channel.id, target, incoming.user.user_id, choice)
-        if choice.isdigit():
-            return self._vote_poll(channel.id, target, incoming.user.user_id, int(choice))
+        if looks_like_number(choice):
+            position = number(choice, 1, POLL_OPTIONS_MAX)
+            if position is None:
+                raise UsageError(f"A poll's options are numbered 1 to {POLL_OPTIONS_MAX} at most.")
+            return self._vote_poll(channel.id, target, incoming.user.user_id, position)
         raise UsageError(f"`{words[1]}` is not a vote: up, down, read or none for a post; an option number for a poll.")
 
     def _vote_post(self, channel_id: int, post_id: int, user_id: str, choice: str) -> Reply:
@@ -123,10 +135,10 @@ class VoteCommands:
 
     def _paper_for(self, ref: str):
         if len(ref.split()) == 1:
-            paper = self.library.find(ref)
+            paper = self.library.find(ref) if number(ref) is not None or not looks_like_number(ref) else None
             if paper is not None:
                 return paper, False
-            if ref.lstrip("#").isdigit():
+            if looks_like_number(ref):
                 raise UsageError(f"No paper with ID `{ref}`.")
         try:
             hits = self.daily.search.current().search(Query.parse(ref), 1)
@@ -241,13 +253,20 @@ class VoteCommands:
             papers = self.library.get_many(i.paper_id for i in items)
             lines = [f"{n}. [{i.paper_id}] {papers[i.paper_id].title}" for n, i in enumerate(items, 1)]
             return Reply(text="Reading queue:\n" + "\n".join(lines))
-        if len(words) != 2 or words[0] not in ("done", "remove") or not words[1].lstrip("#").isdigit():
+        if len(words) != 2 or words[0] not in ("done", "remove") or not looks_like_number(words[1]):
             raise UsageError("Say `queue`, `queue done ID` or `queue remove ID`.")
-        paper_id = int(words[1].lstrip("#"))
+        paper_id = number(words[1])
+        if paper_id is None:
+            return Reply(text=f"Paper {words[1]} is not in this channel's reading queue.", ephemeral=True, ok=False)
         if words[0] == "remove":
             require_manager(incoming, "remove papers from the queue")
         state = "done" if words[0] == "done" else "removed"
         presenter = self.meetings.presenter_of(channel.id, paper_id, self.clock()) if state == "done" else None
+        if state == "done" and presenter != incoming.user.user_id and not incoming.user.is_manager:
+            # Marking a paper discussed takes it off everyone's queue: the meeting's
+            # presenter may, otherwise only a manager.
+            raise NotAllowed("Only a channel manager, or the presenter of the meeting that "
+                             "discussed it, can mark a paper discussed.")
         if not self.polls.mark(channel.id, paper_id, state, self.clock(), presenter):
             return Reply(text=f"Paper {paper_id} is not in this channel's reading queue.", ephemeral=True, ok=False)
         done = "marked as discussed" + (f", presented by @{presenter}" if presenter else "")
@@ -279,9 +298,9 @@ class VoteCommands:
 def _poll_arguments(words: list[str]) -> tuple[int, timedelta]:
     count, duration = POLL_OPTIONS_DEFAULT, POLL_DURATION_DEFAULT
     rest = list(words)
-    if rest and rest[0].isdigit():
-        count = int(rest.pop(0))
-        if not 2 <= count <= POLL_OPTIONS_MAX:
+    if rest and looks_like_number(rest[0]):
+        count = number(rest.pop(0), 2, POLL_OPTIONS_MAX)
+        if count is None:
             raise UsageError(f"A poll has 2 to {POLL_OPTIONS_MAX} options.")
     if rest:
         duration = parse_duration(rest.pop(0))
@@ -304,9 +323,10 @@ def _days(args: str) -> int:
     words = args.split()
     if not words:
         return DAYS_DEFAULT
-    if len(words) != 1 or not words[0].isdigit() or not 1 <= int(words[0]) <= DAYS_MAX:
-        raise UsageError("DAYS is a number of days, e.g. 7.")
-    return int(words[0])
+    days = number(words[0], 1, DAYS_MAX) if len(words) == 1 else None
+    if days is None:
+        raise UsageError(f"DAYS is a number of days from 1 to {DAYS_MAX}, e.g. 7.")
+    return days
 
 
 def _votes(count: int) -> str:

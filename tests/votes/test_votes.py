@@ -108,7 +108,10 @@ def test_poll_from_nominations_then_picks_with_votes_tie_break_and_queue(seeded_
     assert "Diffusion Probabilistic Fields" in queued
     paper_id = int(re.search(r"\[(\d+)\] Diffusion Probabilistic Fields", queued).group(1))
     assert not bob.send(f"queue remove {paper_id}").ok  # managers only
-    assert bob.send(f"queue done {paper_id}").ok
+    refused = bob.send(f"queue done {paper_id}")  # managers, or the meeting's presenter
+    assert not refused.ok and "presenter" in refused.text
+    assert "Diffusion Probabilistic Fields" in bob.send("queue").text
+    assert boss.send(f"queue done {paper_id}").ok
     assert "Diffusion Probabilistic Fields" not in bob.send("queue").text
 
 

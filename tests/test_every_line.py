@@ -1,0 +1,274 @@
+"""Every line a member types gets exactly one reply: no exception, nothing of our insides
+in it, and no change to the channel's state when it is refused (or when a member tries a
+manager's command). Driven with hypothesis-generated lines on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from bot.app import build_services
+from bot.core import NOT_OUR_BUTTON, OUR_FAULT
+from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from store.models import (
+    Channel,
+    Claim,
+    Meeting,
+    MeetingPlan,
+    MeetingSkip,
+    Nomination,
+    PaperNote,
+    Poll,
+    PollOption,
+    PollVote,
+    Post,
+    PostVote,
+    Presenter,
+    QueueItem,
+)
+
+UTC = timezone.utc
+START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
+CHANNELS = ("reading", "theory")
+LINES_PER_EXAMPLE = 50
+EXAMPLES = 210  # 210 x 50 = 10,500 lines on each database
+# Whatever a member typed may come back quoted; these come only from our insides.
+INTERNALS = ("Traceback (most recent call last)", "[SQL:", "sqlalchemy.", "psycopg", "site-packages",
+             'File "', "OperationalError", "IntegrityError", "DataError", "/work/", "/tmp/")
+STATE = (Channel, Post, Claim, PostVote, Nomination, Poll, PollOption, PollVote, QueueItem,
+         MeetingPlan, MeetingSkip, Presenter, Meeting, PaperNote)
+
+
+class Clock:
+    def __init__(self):
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def state(db) -> tuple:
+    """Every row a command can change, as plain values (the corpus is left out)."""
+    with db.session() as session:
+        return tuple(
+            tuple(sorted(
+                (tuple(str(getattr(row, c.key)) for c in model.__table__.columns)
+                 for row in session.scalars(select(model))),
+            ))
+            for model in STATE
+        )
+
+
+# --- the lines ------------------------------------------------------------------------------
+
+NUMBERS = st.one_of(
+    st.sampled_from(["1", "2", "3", "0", "-1", "#2", "007", "²", "①", "٣", "12²", "1.5", "1e9", "0x10",
+                     "2147483647", "2147483648", "3000000000", "99999999999999999999999", "9" * 400]),
+    st.integers(-(10**25), 10**25).map(str),
+    st.text(alphabet=st.characters(categories=["Nd", "No"]), min_size=1, max_size=4),
+)
+VALUES = st.sampled_from([
+    "09:00", "9:00", "24:00", "25:99", "٠٩:٠٠", "UTC", "Europe/Berlin", "europe/berlin", "Mars/Olympus", "/",
+    "2027-01-01", "2020-01-01", "2026-13-45", "2026-11-24", "٢٠٢٧-٠١-٠١", "daily", "weekdays", "mon,wed",
+    "mon,,", ",", "tue", "48h", "0h", "90m", "99999d", "15d", "until", "in:nosuch", "in:trending", "track:bogus",
+    "author:", "tag:", "author:bengio", '"', "'", "\\", "%", "*", "📄", "@alice", "@bob", "<@U123>",
+    "<@!42|x>", "@" + "x" * 150, "a\x00b", "\x00", "\u202e", "none", "up", "down", "read", "all", "close",
+    "done", "remove", "add", "clear", "every", "off", "on", "skip", "pause", "resume", "x" * 20_000,
+])
+ANY_TEXT = st.text(max_size=40)
+
+
+# Every command's grammar, with slots filled by good and wrong values alike.
+TEMPLATES = (
+    "show {ID}", "similar {ID}", "notes {ID} {TEXT}", "vote {ID} {VOTE}", "nominate {ID}", "nominate {TEXT}",
+    "queue done {ID}", "queue remove {ID}", "queue", "poll {N} {DURATION}", "poll close", "poll {N}",
+    "history {N}", "top {N}", "stats {N}", "sessions {N}", "search {TEXT}", "search {TEXT} {FILTER}",
+    "schedule {TIME} {ZONE} {DAYS}", "schedule {TIME}", "schedule pause until {DATE}", "schedule resume",
+    "schedule off", "schedule on", "topics add {TEXT}", "topics remove {TEXT}", "topics clear", "use {TEXT}",
+    "use all", "today", "next", "session every {DAY} {TIME} {ZONE}", "session skip {DATE}", "session off",
+    "presenters add {MEMBER}", "presenters remove {MEMBER}", "volunteer", "swap {MEMBER}", "help {TEXT}",
+)
+TEXT = st.one_of(ANY_TEXT, VALUES, st.text(alphabet=st.sampled_from("ab \x00\u202e²"), max_size=8))
+SLOTS = {
+    "ID": st.one_of(st.integers(1, 1100).map(str), st.integers(1, 20).map(str), NUMBERS),
+    "N": st.one_of(st.integers(0, 60).map(str), NUMBERS),
+    "TEXT": TEXT,
+    "VOTE": st.one_of(st.sampled_from(["up", "down", "read", "none", "1", "2", "4", "11"]), NUMBERS, TEXT),
+    "DURATION": st.one_of(st.sampled_from(["10m", "48h", "2d", "15d", "9m", "0h", "99999d"]), NUMBERS, TEXT),
+    "FILTER": st.one_of(st.sampled_from(["in:trending", "in:nosuch", "track:oral", "track:bogus", "author:x",
+                                         "tag:", "in:", 'author:"a b"']), TEXT),
+    "TIME": st.one_of(st.sampled_from(["09:00", "23:59", "00:00", "24:00", "9", "٠٩:٠٠"]), TEXT),
+    "ZONE": st.one_of(st.sampled_from(["UTC", "Europe/Berlin", "europe/berlin", "America/New_York",
+                                       "Mars/Olympus", "weekdays"]), TEXT),
+    "DAYS": st.one_of(st.sampled_from(["daily", "weekdays", "weekends", "mon,wed,fri", "mon,,", "funday"]), TEXT),
+    "DAY": st.one_of(st.sampled_from(["mon", "tue", "Friday", "sun", "someday"]), TEXT),
+    "DATE": st.one_of(st.dates(datetime(2020, 1, 1).date(), datetime(2030, 1, 1).date()).map(str), VALUES, TEXT),
+    "MEMBER": st.one_of(st.sampled_from(["@ann", "@bob", "@cy", "<@U123>", "<@!42|x>", "@", "@" + "x" * 150]),
+                        TEXT),
+}
+
+
+def command_lines(core) -> st.SearchStrategy[str]:
+    names = sorted(core.commands)
+    literal = sorted({w for c in core.commands.values() for w in _usage_words(c.usage)})
+    argument = st.one_of(NUMBERS, VALUES, st.sampled_from(literal), ANY_TEXT)
+    loose = st.builds(lambda name, args: " ".join([name, *args]), st.sampled_from(names),
+                      st.lists(argument, max_size=4))
+    shaped = st.sampled_from(TEMPLATES).flatmap(_filled)
+    return st.one_of(shaped, shaped, shaped, loose, loose, ANY_TEXT, st.text(max_size=300))
+
+
+def _filled(template: str) -> st.SearchStrategy[str]:
+    slots = [part[1:-1] for part in template.split() if part.startswith("{")]
+    return st.tuples(*(SLOTS[s] for s in slots)).map(lambda values: _fill(template, values))
+
+
+def _fill(template: str, values: tuple[str, ...]) -> str:
+    out, queue = [], list(values)
+    for part in template.split():
+        out.append(queue.pop(0) if part.startswith("{") else part)
+    return " ".join(out)
+
+
+def _usage_words(usage: str) -> list[str]:
+    for mark in "·|[],.":
+        usage = usage.replace(mark, " ")
+    return [w for w in usage.split() if w.isalpha() and w.islower()]
+
+
+# A member typing these asks for a manager's change: always refused for a member.
+def manager_action(line: str) -> bool:
+    words = line.strip().split()
+    if not words:
+        return False
+    name, rest = words[0].lower(), [w.lower() for w in words[1:]]
+    return (name in ("schedule", "use", "session", "presenters", "topics") and bool(rest)
+            or name in ("next", "poll") and (bool(rest) or name == "next")
+            or name == "queue" and rest[:1] == ["remove"])
+
+
+# --- the property -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def services(seeded_db_url):
+    clock = Clock()
+    built = build_services(seeded_db_url, clock=clock)
+    for channel in CHANNELS:  # first contact happened: a refusal must not even create a row
+        built.channels.get(ChannelRef("console", "local", channel))
+    yield built, clock
+    built.db.dispose()
+
+
+def answer(core, line: str, channel: str, manager: bool) -> Reply:
+    user = UserRef("console", "ann" if manager else "bob", is_manager=manager)
+    return core.handle(Incoming(ChannelRef("console", "local", channel), user, line))
+
+
+@pytest.mark.parametrize("seeded_db_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+                         indirect=True)
+def test_every_line_gets_one_clean_reply_and_refusals_change_nothing(services, seeded_db_url, caplog):
+    built, clock = services
+    lines_seen = []
+    step = st.tuples(command_lines(built.core), st.booleans(), st.sampled_from(CHANNELS),
+                     st.integers(0, 30 * 60))
+
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(st.lists(step, min_size=LINES_PER_EXAMPLE, max_size=LINES_PER_EXAMPLE))
+    def session(steps):
+        before = state(built.db)
+        for line, manager, channel, minutes in steps:
+            clock.now += timedelta(minutes=minutes)
+            reply = answer(built.core, line, channel, manager)
+            lines_seen.append(line)
+            assert isinstance(reply, Reply), line
+            assert reply.text != OUR_FAULT, f"{line!r} met a bug: see the log"
+            shown = reply.text.replace(line, "")
+            leaked = [marker for marker in INTERNALS if marker in shown]
+            assert not leaked, f"{line!r} -> {reply.text!r}"
+            after = state(built.db)
+            if not reply.ok:
+                assert after == before, f"{line!r} was refused but changed the state"
+            if not manager and manager_action(line):
+                assert not reply.ok and after == before, f"a member's {line!r} was not refused"
+            before = after
+
+    with caplog.at_level(logging.ERROR, logger="bot"):
+        session()
+    assert len(lines_seen) >= 10_000
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text[:2000]
+
+
+# --- the cases a red-team pass found, by name --------------------------------------------------
+
+
+@pytest.mark.parametrize("seeded_db_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+                         indirect=True)
+@pytest.mark.parametrize("line", [
+    "top ²", "history ²", "vote ² up", "vote 1 ²", "poll ①", "show ²", "similar ①", "sessions ٣", "stats ²",
+    "show 99999999999999999999999", "show 3000000000", "similar 3000000000", "vote 3000000000 up",
+    "vote 99999999999999999999999 1", "notes 3000000000 fine", "queue done 3000000000", "nominate 3000000000",
+    "notes 99999999999999999999999 fine", "presenters add @" + "x" * 150, "search " + "x" * 20_000,
+])
+def test_red_team_lines_get_a_clean_refusal_on_both_databases(services, line):
+    built, _ = services
+    before = state(built.db)
+    for manager in (True, False):
+        reply = answer(built.core, line, "reading", manager)
+        assert not reply.ok and reply.text != OUR_FAULT, reply.text
+    assert state(built.db) == before
+
+
+@pytest.mark.parametrize("seeded_db_url", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)],
+                         indirect=True)
+def test_a_nul_in_a_note_is_dropped_not_an_error(services):
+    built, _ = services
+    reply = answer(built.core, "notes 1 a\x00b", "reading", False)
+    assert reply.ok, reply.text
+    with built.db.session() as session:
+        assert session.scalars(select(PaperNote.text)).all() == ["ab"]
+
+
+def test_a_pause_beyond_two_weeks_still_tells_when_the_next_paper_comes(services):
+    built, _ = services
+    for line in ("schedule 09:00 UTC", "schedule pause until 2027-01-01"):
+        assert answer(built.core, line, "reading", True).ok
+    today = answer(built.core, "today", "reading", False)
+    assert today.ok and "Saturday 02 January" in today.text
+
+
+def test_a_pause_until_a_past_date_is_refused(services):
+    built, _ = services
+    answer(built.core, "schedule 09:00 UTC", "reading", True)
+    reply = answer(built.core, "schedule pause until 2020-01-01", "reading", True)
+    assert not reply.ok and "has passed" in reply.text
+
+
+def test_a_click_runs_only_a_rendered_vote(services):
+    built, _ = services
+    answer(built.core, "schedule 09:00 UTC", "reading", True)
+    click = Incoming(ChannelRef("console", "local", "reading"), UserRef("console", "ann", is_manager=True),
+                     "schedule off")
+    assert built.core.click(click).text == NOT_OUR_BUTTON
+    with built.db.session() as session:
+        assert session.scalars(select(Channel.enabled).where(Channel.channel == "reading")).one()
+
+
+def test_a_bug_meets_the_member_as_one_apology_and_the_operator_as_a_traceback(services, caplog):
+    built, _ = services
+
+    def broken(_incoming, _args):
+        raise KeyError("a bug of ours")
+
+    built.core.commands["show"] = built.core.commands["show"].__class__(
+        "show", "show ID", "x", "show 1", broken)
+    with caplog.at_level(logging.ERROR, logger="bot.core"):
+        reply = answer(built.core, "show 1", "reading", False)
+    assert reply.text == OUR_FAULT and not reply.ok and reply.ephemeral
+    assert "Traceback" in caplog.text and "KeyError" in caplog.text
