@@ -24,11 +24,13 @@ from adapters.slack.config import DEFAULT_PORT, SlackSettings
 from bot.corpus.fetch import FeedError, FetchPolicy
 from bot.ops.settings import (
     DATABASE_VARIABLES,
+    DEFAULT_DATABASE_SOURCE,
     DEFAULT_GRACE,
     DEFAULT_TICK_SECONDS,
     SECRET_VARIABLES,
     ConfigError,
     CoreSettings,
+    database_problem,
     environment,
     mask_secret,
     mask_url,
@@ -207,33 +209,51 @@ def database_status(url: str, env: Mapping[str, str], problems: list[str]) -> st
     """Whether the database answers and its schema is current, in a few words; a
     database that cannot be used adds a problem naming the variable it came from."""
     from sqlalchemy.engine import make_url
+
+    variable = next((name for name in DATABASE_VARIABLES if name in env), DEFAULT_DATABASE_SOURCE)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        return _sqlite_status(url, parsed.database, variable, problems)
+    if "connect_timeout" not in parsed.query:
+        parsed = parsed.update_query_dict({"connect_timeout": str(CONNECT_TIMEOUT_SECONDS)})
+    return _schema_status(url, variable, problems, parsed.render_as_string(hide_password=False))
+
+
+def _sqlite_status(url: str, path: str | None, variable: str, problems: list[str]) -> str:
+    # A check creates nothing: a file that is not there yet is only described.
+    if not path or path == ":memory:":
+        return "in memory (nothing is kept)"
+    if Path(path).exists():
+        return _schema_status(url, variable, problems)
+    folder = Path(path).absolute().parent
+    if not folder.is_dir():
+        problems.append(f"{variable}: cannot create {path}: the directory {folder} does not exist")
+        return "unusable (see problems)"
+    return f"{path} does not exist yet: the first command creates it"
+
+
+def _schema_status(url: str, variable: str, problems: list[str], connect_url: str | None = None) -> str:
+    """Opens the database at `connect_url` (`url` with a connect timeout); messages show `url`."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from store import Database
+    from store.database import DatabaseUrlError
 
-    parsed = make_url(url)
-    variable = next((name for name in DATABASE_VARIABLES if name in env), "the default database")
-    if parsed.get_backend_name() == "sqlite":
-        if not parsed.database or parsed.database == ":memory:":
-            return "in memory (nothing is kept)"
-        if not Path(parsed.database).exists():
-            return f"{parsed.database} does not exist yet: the first command creates it"
-    elif "connect_timeout" not in parsed.query:
-        parsed = parsed.update_query_dict({"connect_timeout": str(CONNECT_TIMEOUT_SECONDS)})
-    db = Database(parsed.render_as_string(hide_password=False))
+    try:
+        db = Database(connect_url or url)
+    except DatabaseUrlError as error:
+        problems.append(database_problem(url, variable, error))
+        return "unusable (see problems)"
     try:
         current, head = db.current_revision(), db.head_revision()
     except SQLAlchemyError as error:
-        reason = str(getattr(error, "orig", None) or error).strip().splitlines()[0]
-        if parsed.password:
-            reason = reason.replace(str(parsed.password), "***")
-        problems.append(f"{variable}: cannot connect to {mask_url(url)}: {reason}")
+        problems.append(database_problem(url, variable, error))
         return "unreachable (see problems)"
     finally:
         db.dispose()
     if current == head:
         return f"reachable, schema {current} (current)"
-    if parsed.get_backend_name() == "sqlite":
+    if db.is_sqlite:
         return f"reachable, schema {current or 'empty'}: upgraded to {head} on first use"
     state = f"is at {current}" if current else "is empty"
     problems.append(f"{variable}: the schema {state}, this code needs {head}: run `paperclub db upgrade`")

@@ -7,13 +7,17 @@ whole command grammar: `echo "search diffusion" | paperclub console --json`.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from typing import TextIO
 
 from bot.core import PaperClub
 from bot.messages import ChannelRef, Incoming, PaperCard, Reply, UserRef
 
+log = logging.getLogger(__name__)
+
 PROMPT = "paperclub> "
+APOLOGY = "Sorry, that command failed ({kind}). The console goes on: try another command."
 NOTES_SHOWN = 3
 NOTE_CHARS = 200
 
@@ -29,21 +33,31 @@ class ConsoleSession:
     def send(self, text: str) -> Reply:
         return self.core.handle(Incoming(self.channel, self.user, text))
 
+    def answer(self, text: str) -> Reply:
+        """The core's reply, or an apology if it raised: one bad line must not end the
+        session, and every line gets its one answer."""
+        try:
+            return self.send(text)
+        except Exception as error:  # the console outlives any one command
+            log.debug("a console command raised", exc_info=True)
+            return Reply(text=APOLOGY.format(kind=type(error).__name__), ok=False)
+
     def run(self, lines: Iterable[str], out: TextIO, as_json: bool = False, prompt: bool = False) -> int:
-        """Answer every line; returns how many replies were errors (the session goes on)."""
+        """Answer every line; returns how many replies were errors (the session goes on).
+        Each reply is flushed, so a program driving the console through pipes reads it at once."""
         errors = 0
         if prompt:
             out.write(PROMPT)
             out.flush()
         for line in lines:
             if line.strip() and not line.lstrip().startswith("#"):
-                reply = self.send(line.strip())
+                reply = self.answer(line.strip())
                 errors += not reply.ok
                 out.write(render_json(reply) if as_json else render_text(reply))
                 out.write("\n")
             if prompt:
                 out.write(PROMPT)
-                out.flush()
+            out.flush()
         return errors
 
 

@@ -108,9 +108,7 @@ def serve(
 def _build(process: Process, slack, discord, slack_configured, env: Mapping[str, str]) -> None:
     services = process.services
     if slack is not None:
-        from adapters.slack.app import SlackServer
-
-        process.slack = SlackServer(services, slack, extra={HEALTH_PATH: process.health_endpoint()})
+        process.slack = _slack_server(services, slack, extra={HEALTH_PATH: process.health_endpoint()})
         process.deliveries["slack"] = process.slack.delivery
     elif slack_configured is not None and process.scheduler_on:
         from adapters.slack.app import SlackDelivery, bot_clients
@@ -131,7 +129,33 @@ def _build(process: Process, slack, discord, slack_configured, env: Mapping[str,
 
         process.deliveries["console"] = ConsoleDelivery(sys.stdout)  # no chat platform: console channels
     if process.slack is None and env.get("PORT", "").strip().isdigit():
-        process.health = HealthServer(int(env["PORT"]), process.health_endpoint())
+        process.health = _health_server(int(env["PORT"]), process.health_endpoint())
+
+
+# Start-up failures the operator fixes (a port taken, Slack out of reach) become one
+# ConfigError line naming the setting, instead of a traceback from deep in a library.
+
+
+def _slack_server(services: Services, settings, extra: dict):
+    from adapters.slack.app import SlackServer
+
+    try:
+        return SlackServer(services, settings, extra=extra)
+    except OSError as problem:  # the token check (auth.test) found no Slack: URLError is an OSError
+        raise ConfigError(f"SLACK_API_URL: cannot reach Slack at {settings.api_url} to check "
+                          f"SLACK_BOT_TOKEN ({_os_reason(problem)})") from None
+
+
+def _health_server(port: int, endpoint) -> HealthServer:
+    try:
+        return HealthServer(port, endpoint)
+    except OSError as problem:
+        raise ConfigError(f"PORT={port}: cannot listen there ({_os_reason(problem)})") from None
+
+
+def _os_reason(problem: OSError) -> str:
+    reason = getattr(problem, "reason", problem)  # URLError wraps the socket's error
+    return getattr(reason, "strerror", None) or str(reason)
 
 
 def _parts(process: Process) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +15,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = "sqlite:///paperclub.db"
@@ -31,6 +33,12 @@ class SchemaOutOfDate(RuntimeError):
     """The database is behind the code; the message says what to run."""
 
 
+class DatabaseUrlError(ValueError):
+    """A URL no engine can be made from: unparseable, an unknown dialect, or a driver that
+    is not installed. SQLAlchemy raises three unrelated kinds of error for these (a port
+    that is not a number is a bare ValueError); callers catch this one."""
+
+
 def resolve_database_url(env: Mapping[str, str] | None = None) -> str:
     """PAPERCLUB_DATABASE_URL, else DATABASE_URL, else ./paperclub.db.
 
@@ -44,6 +52,41 @@ def resolve_database_url(env: Mapping[str, str] | None = None) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg://" + url[len(prefix) :]
     return url
+
+
+def mask_url(url: str) -> str:
+    """A database URL with its password hidden (in the user part or as `?password=`),
+    even when SQLAlchemy cannot parse it."""
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        return _mask_unparsed(url)
+    return _SECRET_IN_QUERY.sub(r"\1***", parsed.render_as_string(hide_password=True))
+
+
+# Query parameters libpq takes a password from: `?password=...`, `?sslpassword=...`.
+_SECRET_IN_QUERY = re.compile(r"([?&](?:ssl)?password=)([^&#]*)", re.IGNORECASE)
+
+
+def _mask_unparsed(url: str) -> str:
+    # Hide everything between the user name and the last "@", and any password parameter.
+    url = _SECRET_IN_QUERY.sub(r"\1***", url)
+    head, at, host = url.rpartition("@")
+    if not at:
+        return url
+    scheme, sep, userinfo = head.rpartition("://")
+    user, colon, _password = userinfo.partition(":")
+    return f"{scheme}{sep}{user}{colon}{'***' if colon else ''}@{host}"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The passwords written in a database URL, to scrub from a driver's error message."""
+    found = [value for _, value in _SECRET_IN_QUERY.findall(url) if value]
+    try:
+        password = make_url(url).password
+    except (ArgumentError, ValueError):
+        password = url.rpartition("@")[0].partition("://")[2].partition(":")[2] or None
+    return [str(password), *found] if password else found
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
@@ -61,7 +104,10 @@ class Database:
 
     def __init__(self, url: str, *, echo: bool = False):
         self.url = url
-        self.engine: Engine = create_engine(url, echo=echo, pool_pre_ping=True)
+        try:
+            self.engine: Engine = create_engine(url, echo=echo, pool_pre_ping=True)
+        except (ArgumentError, ValueError, ImportError) as problem:  # NoSuchModuleError is an ArgumentError
+            raise DatabaseUrlError(str(problem)) from problem
         if self.engine.dialect.name == "sqlite":
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -72,7 +118,7 @@ class Database:
 
     def describe(self) -> str:
         """The URL with any password hidden, for messages and logs."""
-        return make_url(self.url).render_as_string(hide_password=True)
+        return mask_url(self.url)
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -22,17 +22,30 @@ OWN_PREFIXES = ("SLACK_", "DISCORD_", "PAPERCLUB_", "DATABASE_URL", "PORT")
 
 
 def paperclub(
-    *args: str, cwd: Path, stdin: str = "", env: dict | None = None
+    *args: str, cwd: Path, stdin: str = "", env: dict | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess:
     """One `paperclub ARGS` run to completion; the caller's database settings are left out."""
+    return subprocess.run(
+        [sys.executable, "-m", "adapters.cli", *args],
+        cwd=cwd, input=stdin, capture_output=True, text=True, env=_environment(env), timeout=timeout,
+    )
+
+
+def start_paperclub(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Popen:
+    """`paperclub ARGS` started with stdin, stdout and stderr as pipes (bytes), for a test
+    that talks to it line by line, closes its output or interrupts it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "adapters.cli", *args], cwd=cwd, env=_environment(env),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+
+
+def _environment(env: dict | None) -> dict:
     environment = {
         k: v for k, v in os.environ.items() if k not in ("PAPERCLUB_DATABASE_URL", "DATABASE_URL")
     }
     environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "adapters.cli", *args],
-        cwd=cwd, input=stdin, capture_output=True, text=True, env=environment, timeout=300,
-    )
+    return environment
 
 
 def free_port() -> int:

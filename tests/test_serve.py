@@ -9,6 +9,7 @@ restarted process must post each of them: every channel exactly one post.
 
 from __future__ import annotations
 
+import socket
 import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -80,6 +81,20 @@ def _wait(condition, seconds: float, what: str, server: ServeProcess):
         assert server.alive(), server.log()
         time.sleep(0.1)
     raise AssertionError(f"{what} within {seconds:.0f} s:\n{server.log()}")
+
+
+def _healthz_when(ready, port: int, server: ServeProcess, seconds: float = 60) -> tuple[int, dict]:
+    """/healthz's (status, body) once `ready(status, body)` holds, polled until `seconds`
+    pass; the last answer goes into the failure."""
+    answer: tuple[int, dict] = (0, {})
+
+    def answered() -> bool:
+        nonlocal answer
+        answer = get_json(f"http://127.0.0.1:{port}/healthz")
+        return ready(*answer)
+
+    _wait(answered, seconds, f"/healthz still answers {answer}", server)
+    return answer
 
 
 @pytest.mark.parametrize(
@@ -159,7 +174,9 @@ def test_with_no_platform_configured_serve_posts_console_channels_and_answers_he
     try:
         server.wait_for_log("posted paper")
         server.wait_until_listening(port)
-        code, health = get_json(f"http://127.0.0.1:{port}/healthz")
+        # The heartbeat is written when the tick ends, after its posts: wait for it.
+        code, health = _healthz_when(lambda code, health: health.get("scheduler", {}).get("status") == "ok",
+                                     port, server)
         exit_code = server.terminate()
     finally:
         server.kill()
@@ -185,3 +202,48 @@ def test_a_refused_discord_token_stops_serve_with_the_reason(seeded_copy, tmp_pa
     assert exit_code == 1, log
     assert "error: Discord refused DISCORD_TOKEN; copy a fresh token from the Developer Portal" in log
     assert "an-old-token-reset-since" not in log
+
+
+# --- start-up failures: one line, exit 1 ------------------------------------------------------
+
+
+def _serve_once(args: list[str], env: dict, tmp_path) -> tuple[int, list[str]]:
+    """`paperclub serve ARGS` that is expected to stop by itself: (exit code, its lines)."""
+    server = ServeProcess(args, env, tmp_path / "serve.log").start()
+    try:
+        code = server.process.wait(timeout=60)
+    finally:
+        server.kill()
+    return code, server.log().splitlines()
+
+
+def _errors(lines: list[str]) -> list[str]:
+    assert not any("Traceback" in line for line in lines), "\n".join(lines)
+    return [line for line in lines if line.startswith("error:")]
+
+
+def test_serve_with_an_unreachable_database_stops_with_one_line(tmp_path):
+    env = {"PAPERCLUB_DATABASE_URL": "postgresql://paperclub:pw-not-shown@127.0.0.1:1/papers", "PORT": str(free_port())}
+    code, lines = _serve_once([], env, tmp_path)
+    assert code == 1
+    assert lines == [("error: PAPERCLUB_DATABASE_URL: cannot connect to postgresql://paperclub:***@127.0.0.1:1/papers: "
+                      'connection failed: connection to server at "127.0.0.1", port 1 failed: Connection refused')]
+
+
+def test_serve_on_a_port_already_taken_stops_with_one_line(seeded_copy, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, lines = _serve_once([], {"PAPERCLUB_DATABASE_URL": seeded_copy, "PORT": str(port)}, tmp_path)
+    assert code == 1
+    assert lines == [f"error: PORT={port}: cannot listen there (Address already in use)"]
+
+
+def test_serve_when_slack_cannot_be_reached_stops_with_one_line(seeded_copy, tmp_path):
+    env = {"PAPERCLUB_DATABASE_URL": seeded_copy, "PORT": str(free_port()), "SLACK_BOT_TOKEN": BOT_TOKEN,
+           "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": "http://127.0.0.1:1/api/"}
+    code, lines = _serve_once(["slack"], env, tmp_path)
+    assert code == 1
+    assert _errors(lines) == [("error: SLACK_API_URL: cannot reach Slack at http://127.0.0.1:1/api/ to check "
+                               "SLACK_BOT_TOKEN (Connection refused)")], lines

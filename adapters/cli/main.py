@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -12,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
+from sqlalchemy.exc import InterfaceError, OperationalError
+
 from adapters.cli import feeds as feed_cli
 from adapters.cli import search as search_cli
 from bot import __version__
@@ -19,9 +23,10 @@ from bot.app import ConfigError, Services, build_services, utc_now
 from bot.corpus.library import ImportSummary, Library
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
+from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, database_problem
 from bot.search.service import Query, QueryError
 from store import Database, resolve_database_url
-from store.database import SchemaOutOfDate
+from store.database import DEFAULT_URL, DatabaseUrlError, SchemaOutOfDate
 
 DEMO_COLLECTIONS = {
     "iclr2021-openreview.md": "iclr2021",
@@ -59,6 +64,8 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"{path}: nothing imported", file=sys.stderr)
             continue
         print(format_summary(summary))
+        for warning in summary.warnings:  # imported, but it looks cut: the operator decides
+            print(warning, file=sys.stderr)
     search_cli.update_index(services.search)
     return 1 if failed else 0
 
@@ -187,8 +194,6 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the chat adapters named (none: every one configured) and the scheduler."""
-    import os
-
     from adapters.runtime import serve
     from bot.ops.logs import configure
     from bot.ops.settings import CoreSettings
@@ -204,8 +209,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    import os
-
     from adapters.config_check import check
 
     text, code = check(os.environ, connect=not args.offline)
@@ -245,7 +248,13 @@ def cmd_console(args: argparse.Namespace) -> int:
 
     services = open_services(args.database_url, args.at)
     session = ConsoleSession(services.core, channel=args.channel, user=args.user, manager=args.manager)
-    session.run(sys.stdin, sys.stdout, as_json=args.json, prompt=sys.stdin.isatty() and not args.json)
+    prompt = sys.stdin.isatty() and not args.json
+    try:
+        session.run(sys.stdin, sys.stdout, as_json=args.json, prompt=prompt)
+    except KeyboardInterrupt:
+        if prompt:  # after "paperclub> ^C", the shell's prompt starts on a line of its own
+            print()
+        raise  # main() exits 130
     return 0
 
 
@@ -264,7 +273,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     for step in DEMO_STEPS:
         command = step.format(top=top)
         print(f"\n/paper {command}\n")
-        reply = session.send(command)
+        reply = session.answer(command)
         print(render_text(reply))
         if top is None and reply.cards:
             top = reply.cards[0].paper_id
@@ -398,13 +407,56 @@ def _positive(value: str) -> int:
     return number
 
 
+# What a database that cannot be opened raises: a URL no engine can be made from, or a
+# server or file that does not answer. One line names where the URL came from.
+DATABASE_ERRORS = (DatabaseUrlError, OperationalError, InterfaceError)
+INTERRUPTED = 128 + signal.SIGINT  # 130, as shells report a Ctrl-C
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a failure the operator can fix is one line on stderr and exit 1."""
     args = build_parser().parse_args(argv)
+    url, source = database_source(args)
+    if args.database_url:  # rewritten like the variables (postgres:// -> psycopg)
+        args.database_url = resolve_database_url({"PAPERCLUB_DATABASE_URL": args.database_url})
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+        return code
     except (SchemaOutOfDate, ConfigError) as problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 1
+        return fail(str(problem))
+    except DATABASE_ERRORS as problem:
+        return fail(database_problem(url, source, problem))
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    except BrokenPipeError:
+        return stdout_gone()
+
+
+def database_source(args: argparse.Namespace) -> tuple[str, str]:
+    """The database URL this command uses, as given, and where it came from: what an
+    error names, so the operator knows what to change."""
+    if args.database_url:
+        return args.database_url, "--database-url"
+    for name in DATABASE_VARIABLES:
+        if os.environ.get(name):
+            return os.environ[name], name
+    return DEFAULT_URL, DEFAULT_DATABASE_SOURCE
+
+
+def fail(message: str) -> int:
+    for line in message.splitlines():  # ConfigError lists one problem a line
+        print(f"error: {line}", file=sys.stderr)
+    return 1
+
+
+def stdout_gone() -> int:
+    """The reader of stdout went away (`paperclub export | head -1`). As the Python docs
+    advise: point stdout at /dev/null so the interpreter's final flush does not fail
+    again with a traceback, and exit 1."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
 
 
 if __name__ == "__main__":

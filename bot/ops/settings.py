@@ -28,8 +28,9 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
-from store.database import DEFAULT_URL, resolve_database_url
+from store.database import DEFAULT_URL, mask_url, resolve_database_url, url_secrets
 
 
 class ConfigError(ValueError):
@@ -215,21 +216,6 @@ def mask_secret(value: str | None) -> str:
     return f"{prefix}…({len(value)} chars)" if prefix else f"set ({len(value)} chars)"
 
 
-def mask_url(url: str) -> str:
-    """A database URL with its password hidden, even when SQLAlchemy cannot parse it."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        pass
-    # Unparseable: hide everything between the user name and the last "@".
-    head, at, host = url.rpartition("@")
-    if not at:
-        return url
-    scheme, sep, userinfo = head.rpartition("://")
-    user, colon, _password = userinfo.partition(":")
-    return f"{scheme}{sep}{user}{colon}{'***' if colon else ''}@{host}"
-
-
 # --- the checks ---------------------------------------------------------------------------------
 
 
@@ -242,17 +228,56 @@ def database_url(raw: str) -> str:
         parsed = make_url(url)
     except Exception:
         raise ValueError(f"{shown!r} is not a database URL: use {DATABASE_EXAMPLES}") from None
-    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
+    # Read from the text, not get_driver_name(): that loads the dialect, and an unknown one
+    # (nosuchdb://) would raise instead of being named.
+    backend, _, driver = parsed.drivername.partition("+")
     if backend not in ("sqlite", "postgresql"):
         raise ValueError(f"{shown!r} is not a SQLite or PostgreSQL URL ({DATABASE_EXAMPLES})")
     if backend == "postgresql" and driver != "psycopg":
         raise ValueError(
-            f"{shown!r} asks for the {driver} driver, which paperclub does not install: "
+            f"{shown!r} asks for the {driver or 'psycopg2'} driver, which paperclub does not install: "
             f"write it as postgresql://… (paperclub uses psycopg)"
         )
-    if backend == "sqlite" and driver != "pysqlite":
+    if backend == "sqlite" and driver not in ("", "pysqlite"):
         raise ValueError(f"{shown!r} asks for the {driver} driver: write it as sqlite:///PATH")
     return url
+
+
+# Where the database URL came from when neither variable is set, for messages.
+DEFAULT_DATABASE_SOURCE = "the default database (neither PAPERCLUB_DATABASE_URL nor DATABASE_URL is set)"
+
+
+def database_problem(url: str, source: str, error: BaseException) -> str:
+    """One line for a database a command could not open: where its URL came from
+    (`source`: the variable or --database-url), the URL without its password, and why.
+    A URL paperclub cannot use is named as `config check` names it."""
+    try:
+        database_url(url)
+    except ValueError as problem:
+        return f"{source}: {problem}"
+    return f"{source}: cannot connect to {mask_url(url)}: {driver_reason(error, url)}"
+
+
+def driver_reason(error: BaseException, url: str) -> str:
+    """The first line of what the driver said (SQLAlchemy wraps it as `orig`), with the
+    URL's passwords scrubbed, and why a SQLite file cannot be opened when we can tell."""
+    text = str(getattr(error, "orig", None) or error).strip()
+    reason = text.splitlines()[0] if text else type(error).__name__
+    for secret in url_secrets(url):
+        if len(secret) >= 4:  # a shorter one would blank out letters of ordinary words
+            reason = reason.replace(secret, "***")
+    return reason + _missing_directory(url)
+
+
+def _missing_directory(url: str) -> str:
+    try:
+        parsed = make_url(resolve_database_url({"DATABASE_URL": url}))
+    except (ArgumentError, ValueError):
+        return ""
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return ""
+    folder = os.path.dirname(os.path.abspath(parsed.database))
+    return "" if os.path.isdir(folder) else f" (the directory {folder} does not exist)"
 
 
 _DURATION = re.compile(r"^([0-9]*\.?[0-9]+)\s*([hms]?)$")

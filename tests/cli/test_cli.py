@@ -118,3 +118,18 @@ def test_version_is_the_package_version(tmp_path):
 
     result = paperclub("--version", cwd=tmp_path)
     assert result.returncode == 0 and result.stdout.strip() == f"paperclub {version('paperclub')}"
+
+
+def test_import_of_a_listing_cut_inside_its_last_abstract_warns_on_stderr(tmp_path):
+    listing = tmp_path / "cut.md"
+    listing.write_text(
+        "## [First Paper](#)\n- A. Author, B. Author\n"
+        "- abstract@[open-review\\(Poster\\)](#): We study things. It works.\n\n"
+        "## [Second Paper](#)\n- C. Author\n"
+        "- abstract@[open-review\\(Oral\\)](#): We propose a method that improves the\n",
+        encoding="utf-8",
+    )
+    result = paperclub("import", str(listing), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "2 added" in result.stdout
+    assert f"{listing}:5: warning: the abstract of 'Second Paper' stops mid-sentence" in result.stderr

@@ -1,11 +1,20 @@
-"""The console adapter: a piped chat session, text and JSON replies, usage on bad input."""
+"""The console adapter: a piped chat session, text and JSON replies, usage on bad input;
+and `paperclub console` as a process: a command that raises, a reader that goes away,
+Ctrl-C."""
 
 from __future__ import annotations
 
 import io
 import json
+import queue
+import signal
+import threading
+
+import pytest
 
 from adapters.console import ConsoleSession
+from bot.messages import Reply
+from tests.processes import start_paperclub
 
 
 def _run(core, lines: str, as_json: bool = False) -> tuple[str, int]:
@@ -54,3 +63,72 @@ def test_a_reply_linking_to_a_post_says_where_its_discussion_is():
 
     text = render_text(Reply(text="Tomorrow: reading group.", link_to="console-7"))
     assert text.endswith("(discussion: the thread of message console-7)")
+
+
+class RaisingCore:
+    """A core with a bug in one command: `boom` raises, every other line is echoed."""
+
+    def handle(self, incoming) -> Reply:
+        if incoming.text == "boom":
+            raise RuntimeError("a bug in one command")
+        return Reply(text=f"echo {incoming.text}")
+
+
+def test_a_line_that_makes_the_core_raise_gets_an_apology_and_the_session_goes_on():
+    output, errors = _run(RaisingCore(), "before\nboom\nafter\n")
+    assert output.splitlines() == [
+        "echo before",
+        "Sorry, that command failed (RuntimeError). The console goes on: try another command.",
+        "echo after",
+    ]
+    assert errors == 1
+    output, _ = _run(RaisingCore(), "boom\nafter\n", as_json=True)
+    apology, after = (json.loads(line) for line in output.splitlines())
+    assert apology["ok"] is False and "RuntimeError" in apology["text"] and after["text"] == "echo after"
+
+
+# As an operator runs it: stdout block-buffered when piped (this test machine may set -u).
+BUFFERED = {"PYTHONUNBUFFERED": ""}
+
+
+def _first_line(stream, seconds: float = 30.0) -> bytes:
+    """A line from a child's stdout, or a failure after `seconds` (never a hung test)."""
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: lines.put(stream.readline()), daemon=True).start()
+    try:
+        return lines.get(timeout=seconds)
+    except queue.Empty:
+        raise AssertionError(f"no line on stdout within {seconds:.0f} s") from None
+
+
+@pytest.mark.parametrize("argv", [["console"], ["export"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(seeded_copy, tmp_path, argv):
+    # `paperclub console < lines | head -1`: far more output than a pipe holds, read once.
+    child = start_paperclub(*argv, cwd=tmp_path, env={"PAPERCLUB_DATABASE_URL": seeded_copy, **BUFFERED})
+    try:
+        child.stdin.write(b"help\n" * 2000)
+        child.stdin.close()
+        assert _first_line(child.stdout)
+        child.stdout.close()
+        code = child.wait(timeout=120)
+        stderr = child.stderr.read().decode()
+    finally:
+        child.kill()
+    assert code == 1, stderr  # 1 for a closed pipe, as the Python docs advise
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr, stderr
+
+
+def test_ctrl_c_ends_the_console_quietly_with_130(seeded_copy, tmp_path):
+    child = start_paperclub("console", cwd=tmp_path, env={"PAPERCLUB_DATABASE_URL": seeded_copy, **BUFFERED})
+    try:
+        child.stdin.write(b"help similar\n")
+        child.stdin.flush()
+        # Answered while stdin stays open: each reply is flushed as it is written.
+        assert _first_line(child.stdout).startswith(b"Usage: similar ID")
+        child.send_signal(signal.SIGINT)  # while it waits for the next line
+        code = child.wait(timeout=60)
+        stderr = child.stderr.read().decode()
+    finally:
+        child.kill()
+    assert code == 130, stderr
+    assert stderr == "", stderr

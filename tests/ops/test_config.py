@@ -13,7 +13,7 @@ from adapters.config_check import check, startup_settings
 from adapters.discord.config import DiscordSettings
 from adapters.slack.config import SlackSettings
 from bot.app import ConfigError, catchup_grace
-from bot.ops.settings import CoreSettings, catchup_from_env, mask_secret, mask_url
+from bot.ops.settings import CoreSettings, catchup_from_env, database_problem, mask_secret, mask_url
 
 BOT_TOKEN = "xoxb-test-not-real"
 SIGNING_SECRET = "signing-secret-not-real"
@@ -514,3 +514,41 @@ def test_check_shows_and_checks_the_feed_settings():
 def test_startup_refuses_a_bad_feed_setting():
     with pytest.raises(ConfigError, match="PAPERCLUB_FEED_MAX_ENTRIES='0': give a whole number of at least 1"):
         startup_settings({"PAPERCLUB_FEED_MAX_ENTRIES": "0"}, [])
+
+
+# --- a database URL that cannot be used, and passwords in its query string ------------------------
+
+
+def test_mask_url_hides_a_password_given_in_the_query_string():
+    url = f"postgresql://bob@db/papers?sslmode=require&password={DB_PASSWORD}"
+    assert mask_url(url) == "postgresql://bob@db/papers?password=***&sslmode=require"  # keys sorted
+    assert DB_PASSWORD not in mask_url(f"postgres://bob@db:port/papers?password={DB_PASSWORD}")  # unparseable
+
+
+def test_check_an_unknown_dialect_is_a_problem_not_a_crash():
+    url = "nosuchdb://x"
+    text, code = check({"PAPERCLUB_DATABASE_URL": url}, connect=True)
+    assert code == 1
+    (line,) = problems(text)
+    assert line.startswith(f"PAPERCLUB_DATABASE_URL: {url!r}")
+
+
+def test_check_connect_names_a_sqlite_file_in_a_missing_directory(tmp_path):
+    path = tmp_path / "missing" / "paperclub.db"
+    text, code = check({"DATABASE_URL": f"sqlite:///{path}"}, connect=True)
+    assert code == 1
+    assert problems(text) == [f"DATABASE_URL: cannot create {path}: the directory {path.parent} does not exist"]
+    assert not path.parent.exists()
+
+
+def test_check_connect_hides_a_password_given_in_the_query_string():
+    text, code = check({"DATABASE_URL": f"postgresql://bot@127.0.0.1:1/db?password={DB_PASSWORD}"}, connect=True)
+    assert code == 1 and DB_PASSWORD not in text
+    (line,) = problems(text)
+    assert line.startswith("DATABASE_URL: cannot connect to postgresql+psycopg://bot@127.0.0.1:1/db?password=***: ")
+
+
+def test_a_database_problem_scrubs_the_password_from_what_the_driver_said():
+    url = f"postgresql://bob:{DB_PASSWORD}@db/papers"
+    line = database_problem(url, "--database-url", RuntimeError(f"login refused for bob:{DB_PASSWORD}\nmore"))
+    assert line == "--database-url: cannot connect to postgresql://bob:***@db/papers: login refused for bob:***"
