@@ -91,18 +91,14 @@ class Redact(logging.Filter):
 
 
 def secrets_in(env: Mapping[str, str]) -> list[str]:
-    """The secret values set in `env`, including the password inside a database URL."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
+    """The secret values set in `env`, including the passwords inside a database URL
+    (after the user name, or as ?password= in its query string)."""
+    from store.database import url_secrets
 
     values = [env[name].strip() for name in sorted(SECRET_VARIABLES) if env.get(name, "").strip()]
     for name in DATABASE_VARIABLES:
-        try:
-            password = make_url(env[name]).password if env.get(name) else None
-        except ArgumentError:
-            password = None
-        if password:
-            values.append(str(password))
+        if env.get(name):
+            values += url_secrets(env[name])
     return values
 
 

@@ -108,3 +108,8 @@ def test_expected_library_warnings_are_dropped_and_others_kept(captured):
     text = out.getvalue()
     assert "PyNaCl" not in text and "will be unused" not in text
     assert "heartbeat blocked" in text and "Failed to run a middleware" in text
+
+
+def test_a_password_in_the_database_urls_query_string_is_a_secret_too():
+    env = {"DATABASE_URL": "postgresql://bot@db/papers?sslmode=require&password=hunter2-but-longer"}
+    assert "hunter2-but-longer" in secrets_in(env)
