@@ -17,6 +17,7 @@ from bot.daily.channels import Channels
 from bot.daily.picks import Picker
 from bot.daily.posts import DailyPosts
 from bot.meetings.meetings import Meetings
+from bot.ops.replays import SeenRequests
 from bot.ops.settings import ConfigError, catchup_from_env  # noqa: F401  (ConfigError: re-exported)
 from bot.search.service import SearchService
 from bot.votes.polls import Polls
@@ -35,6 +36,7 @@ class Services:
     polls: Polls
     meetings: Meetings
     core: PaperClub
+    seen: SeenRequests  # requests a platform may deliver twice, acted on once
 
 
 def utc_now() -> datetime:
@@ -63,4 +65,4 @@ def build_services(
     daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes, grace or catchup_grace())
     meetings = Meetings(db)
     core = PaperClub(library, search, channels, daily, votes, polls, meetings, clock)
-    return Services(db, library, search, channels, daily, votes, polls, meetings, core)
+    return Services(db, library, search, channels, daily, votes, polls, meetings, core, SeenRequests(db))

@@ -4,9 +4,11 @@ It translates and nothing else: a slash command or a click becomes an `Incoming`
 core answers with a `Reply`, and the reply is rendered (adapters/slack/blocks.py) and
 sent the way Slack needs it. Most commands are answered inside the 3-second ack itself;
 those whose answer is a channel post or edits one are acked at once and answered by a
-bolt lazy listener. `SlackServer` runs it in `paperclub serve` (adapters/runtime.py)
-over HTTP (waitress, a production WSGI server) or, with SLACK_APP_TOKEN, over Socket
-Mode for development.
+bolt lazy listener. The events that say a workspace left (app_uninstalled,
+tokens_revoked) switch its channels' schedules off. `SlackServer` runs it in `paperclub
+serve` (adapters/runtime.py) over HTTP (waitress, a production WSGI server) or, with
+SLACK_APP_TOKEN, over Socket Mode for development; either way a request passes
+adapters/slack/edge.py first (signature on the raw bytes, a readable body, once per id).
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 
-from slack_bolt import Ack, App, Respond
+from slack_bolt import Ack, App, BoltContext, Respond
 from slack_bolt.error import BoltError
+from slack_bolt.listener.builtins import TokenRevocationListeners
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -27,8 +29,11 @@ from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
 )
+from slack_sdk.oauth.installation_store.models.bot import Bot
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+from sqlalchemy import desc, select
+from waitress import wasyncore
 
 from adapters.slack.blocks import ACTION_ID_PREFIX, message
 from adapters.slack.config import (
@@ -39,8 +44,11 @@ from adapters.slack.config import (
     bot_scopes,
     manifest,
 )
+from adapters.slack.edge import ActOnce, CheckedSocketModeHandler, SignedOnly, WholeForms
+from adapters.slack.managers import Managers, needs_rights
 from bot.app import ConfigError, Services
 from bot.core import PaperClub
+from bot.daily.channels import Channels
 from bot.grammar import split_command
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from bot.ops.logs import drop_expected
@@ -66,7 +74,6 @@ PLATFORM = "slack"
 # chat.postMessage: votes need the message's ts); `vote` edits the voted message. These
 # are acked at once and answered by the lazy listener; everything else inside the ack.
 LAZY_COMMANDS = frozenset({"next", "poll", "vote"})
-MANAGER_CACHE_SECONDS = 300.0  # an admin's rights, as users.info reported them
 RATE_LIMIT_RETRIES = 3
 HTTP_THREADS = 8
 LISTENER_THREADS = 16  # bolt runs each ack and lazy listener on this pool, beside the HTTP thread
@@ -75,6 +82,24 @@ NOT_INSTALLED = (
     "paperclub is not installed in this workspace any more: a workspace admin can add it again "
     f"from the install page ({INSTALL_PATH} on this app's host)."
 )
+# Shown once in the reply to a channel's next command, should the app come back.
+UNINSTALLED_NOTICE = (
+    "The paper of the day stopped here because paperclub was removed from this workspace "
+    "(or its access was revoked). Now that it is back, a manager can say `schedule on`."
+)
+# chat.postMessage errors that will not pass by themselves: the bot lost the workspace or
+# the channel (gone, archived, bot not in it, posting restricted), or Slack refuses this
+# very message. Retrying later today only collects invalid-request strikes; three days of
+# them pause the channel (bot/daily/posts.py). Anything else (ratelimited,
+# internal_error, fatal_error, service_unavailable, request_timeout) is retried.
+GONE_FOR_GOOD = frozenset({
+    "token_revoked", "token_expired", "invalid_auth", "not_authed", "account_inactive",
+    "team_access_not_granted", "app_uninstalled", "missing_scope", "no_permission",
+    "channel_not_found", "not_in_channel", "is_archived", "restricted_action",
+    "restricted_action_read_only_channel", "restricted_action_thread_only_channel",
+    "restricted_action_non_threadable_channel", "ekm_access_denied",
+    "msg_too_long", "msg_blocks_too_long", "invalid_blocks", "no_text",
+})
 _ACTION_ID = re.compile("^" + re.escape(ACTION_ID_PREFIX) + r"\d+$")
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>")
 
@@ -98,53 +123,23 @@ def command_text(raw: str) -> str:
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
-# --- who may manage -----------------------------------------------------------------------
-
-
-class Managers:
-    """Workspace admins and owners (users.info, cached for a few minutes, so a demoted
-    admin keeps the right that long at most) and the ids in PAPERCLUB_SLACK_MANAGERS."""
-
-    def __init__(
-        self,
-        allowlist: frozenset[str],
-        ttl: float = MANAGER_CACHE_SECONDS,
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self.allowlist = allowlist
-        self.ttl = ttl
-        self.clock = clock
-        self._known: dict[tuple[str, str], tuple[bool, float]] = {}
-
-    def is_manager(self, client: WebClient, team_id: str, user_id: str) -> bool:
-        if user_id in self.allowlist:
-            return True
-        now = self.clock()
-        known = self._known.get((team_id, user_id))
-        if known is not None and known[1] > now:
-            return known[0]
-        try:
-            user = client.users_info(user=user_id)["user"]
-        except (SlackApiError, OSError) as problem:
-            # Not cached: the next command asks again instead of locking an admin out.
-            log.warning(
-                "users.info for %s failed (%s): treated as a member", user_id, _error(problem)
-            )
-            return False
-        answer = bool(user.get("is_admin") or user.get("is_owner"))
-        self._known[(team_id, user_id)] = (answer, now + self.ttl)
-        return answer
-
-
 # --- the listeners --------------------------------------------------------------------------
 
 
 class SlackListeners:
     """The bolt listeners: each builds an `Incoming`, asks the core, and sends the `Reply`."""
 
-    def __init__(self, core: PaperClub, managers: Managers):
+    def __init__(
+        self,
+        core: PaperClub,
+        managers: Managers,
+        channels: Channels,
+        installations: SQLAlchemyInstallationStore | None = None,
+    ):
         self.core = core
         self.managers = managers
+        self.channels = channels
+        self.installations = installations
 
     def register(self, app: App) -> None:
         app.command("/paper", matchers=[self.answered_later])(
@@ -152,40 +147,64 @@ class SlackListeners:
         )
         app.command("/paper")(self.answer_in_ack)
         app.action(_ACTION_ID)(ack=acknowledge, lazy=[self.answer_click])
+        app.event("app_uninstalled")(self.workspace_gone)
+        app.event("tokens_revoked")(self.workspace_gone)
 
     @staticmethod
     def answered_later(command: dict) -> bool:
         return split_command(command_text(command.get("text", "")))[0] in LAZY_COMMANDS
 
-    def answer_in_ack(self, ack: Ack, command: dict, client: WebClient) -> None:
-        ack(**_response(self.core.handle(self._command_incoming(command, client))))
+    def answer_in_ack(self, ack: Ack, command: dict, client: WebClient, context: BoltContext) -> None:
+        ack(**_response(self.core.handle(self._command_incoming(command, client, context))))
 
-    def answer_command(self, command: dict, client: WebClient, respond: Respond) -> None:
-        reply = self.core.handle(self._command_incoming(command, client))
+    def answer_command(
+        self, command: dict, client: WebClient, respond: Respond, context: BoltContext
+    ) -> None:
+        reply = self.core.handle(self._command_incoming(command, client, context))
         self._send(reply, command["channel_id"], client, respond)
 
-    def answer_click(self, body: dict, client: WebClient, respond: Respond) -> None:
-        user = body["user"]
+    def answer_click(
+        self, body: dict, client: WebClient, respond: Respond, context: BoltContext
+    ) -> None:
+        """Only the votes the core rendered run (core.click): a crafted payload whose
+        button names any other command is refused. A vote needs no manager rights."""
+        user = body["user"]  # edge.malformed saw to the shape of these
+        channel_id = (body.get("channel") or {}).get("id") or body["container"]["channel_id"]
         incoming = Incoming(
-            ChannelRef(PLATFORM, body["team"]["id"], body["channel"]["id"]),
-            self._user(
-                client, body["team"]["id"], user["id"], user.get("username") or user.get("name", "")
-            ),
-            body["actions"][0]["value"],  # the exact command text the button stands for
+            _channel(context, channel_id),
+            UserRef(PLATFORM, user["id"], user.get("username") or user.get("name", "")),
+            body["actions"][0].get("value", ""),  # the exact command text the button stands for
         )
-        self._send(self.core.handle(incoming), body["channel"]["id"], client, respond)
+        self._send(self.core.click(incoming), channel_id, client, respond)
 
-    def _command_incoming(self, command: dict, client: WebClient) -> Incoming:
-        return Incoming(
-            ChannelRef(PLATFORM, command["team_id"], command["channel_id"]),
-            self._user(
-                client, command["team_id"], command["user_id"], command.get("user_name", "")
-            ),
-            command_text(command.get("text", "")),
+    def workspace_gone(self, event: dict, context: BoltContext) -> None:
+        """app_uninstalled, or tokens_revoked for the bot: the workspace's channels stop
+        posting (the scheduler would only collect refusals), and an OAuth install's
+        tokens are forgotten. Revoked user tokens alone change nothing: we keep none."""
+        kind, team = event["type"], context.team_id or ""
+        if kind == "tokens_revoked" and not (event.get("tokens") or {}).get("bot"):
+            log.info("Slack tokens_revoked for workspace %s: no bot token among them", team)
+            return
+        paused = self.channels.pause_workspace(PLATFORM, team, UNINSTALLED_NOTICE) if team else 0
+        if self.installations is not None:
+            revoked = TokenRevocationListeners(self.installations)
+            if kind == "app_uninstalled":
+                revoked.handle_app_uninstalled_events(context)
+            else:
+                revoked.handle_tokens_revoked_events(event, context)
+        log.warning("Slack %s for workspace %s (org %s): channels paused: %d%s", kind, team or "?",
+                    context.enterprise_id or "none", paused,
+                    ", installation removed" if self.installations is not None else "")
+
+    def _command_incoming(self, command: dict, client: WebClient, context: BoltContext) -> Incoming:
+        text = command_text(command.get("text", ""))
+        channel = _channel(context, command["channel_id"])
+        user_id = command["user_id"]
+        # users.info only when the answer may depend on it (and never for a search).
+        manager = needs_rights(self.core.commands, text) and self.managers.is_manager(
+            client, channel.workspace, user_id
         )
-
-    def _user(self, client: WebClient, team_id: str, user_id: str, name: str) -> UserRef:
-        return UserRef(PLATFORM, user_id, name, self.managers.is_manager(client, team_id, user_id))
+        return Incoming(channel, UserRef(PLATFORM, user_id, command.get("user_name", ""), manager), text)
 
     def _send(self, reply: Reply, channel_id: str, client: WebClient, respond: Respond) -> None:
         """A post goes out through chat.postMessage (its ts is remembered for votes and
@@ -228,6 +247,14 @@ class SlackListeners:
 
 def acknowledge(ack: Ack) -> None:
     ack()
+
+
+def _channel(context: BoltContext, channel_id: str) -> ChannelRef:
+    """The channel, with the Enterprise Grid org above its workspace when there is one
+    (bolt reads both from every payload shape: `enterprise_id` of a command,
+    `enterprise.id` or `team.enterprise_id` of a click): the scheduler needs the org to
+    find the workspace's installation."""
+    return ChannelRef(PLATFORM, context.team_id or "", channel_id, context.enterprise_id or "")
 
 
 def _is_post(reply: Reply) -> bool:
@@ -279,23 +306,51 @@ class BotClients:
         self.token = token
         self.installations = installations
 
-    def __call__(self, team_id: str) -> WebClient:
+    def __call__(self, team_id: str, org: str = "") -> WebClient:
         if self.installations is None:
             return web_client(self.api_url, self.token)
-        bot = self.installations.find_bot(enterprise_id=None, team_id=team_id)
+        bot = self._find(team_id, org)
         if bot is None:
-            raise LookupError(
+            # Not passing by itself: an admin has to install the app again.
+            raise DeliveryRefused(
                 f"paperclub is not installed in Slack workspace {team_id} "
-                f"(install at {INSTALL_PATH})"
+                f"(install at {INSTALL_PATH})",
+                permanent=True,
             )
         return web_client(self.api_url, bot.bot_token)
+
+    def _find(self, team_id: str, org: str) -> Bot | None:
+        """The workspace's own install; in an Enterprise Grid org, else the org-wide
+        install (stored with no team). slack_sdk matches enterprise_id exactly, NULL
+        included, so a Grid workspace must be asked for with its org."""
+        store = self.installations
+        if org:
+            return store.find_bot(enterprise_id=org, team_id=team_id) or store.find_bot(
+                enterprise_id=org, team_id=None, is_enterprise_install=True
+            )
+        return store.find_bot(enterprise_id=None, team_id=team_id) or self._any_org(team_id)
+
+    def _any_org(self, team_id: str) -> Bot | None:
+        """A channel that has not told us its org yet (it was set up before the org was
+        kept): the workspace's newest install under any org."""
+        bots = self.installations.bots
+        query = (
+            select(bots)
+            .where(bots.c.client_id == self.installations.client_id, bots.c.team_id == team_id,
+                   bots.c.bot_token.is_not(None))
+            .order_by(desc(bots.c.installed_at))
+            .limit(1)
+        )
+        with self.installations.engine.connect() as connection:
+            row = connection.execute(query).mappings().first()
+        return None if row is None else self.installations.build_bot_entity(row)
 
 
 class SlackDelivery:
     """`Deliver` for the scheduler: posts a reply to a channel, returns the message's ts.
     A reply to a message (a poll's result) goes into that message's thread."""
 
-    def __init__(self, clients: Callable[[str], WebClient]):
+    def __init__(self, clients: Callable[[str, str], WebClient]):
         self.clients = clients
 
     def __call__(self, channel: ChannelRef, reply: Reply) -> str:
@@ -305,13 +360,14 @@ class SlackDelivery:
             # A reminder about a posted paper: in that post's thread, and in the channel
             # too, where Slack shows it as a reply that leads to the discussion.
             thread = {"thread_ts": reply.link_to, "reply_broadcast": True}
-        client = self.clients(channel.workspace)
+        client = self.clients(channel.workspace, channel.org)
         try:
             posted = client.chat_postMessage(
                 channel=channel.channel, unfurl_links=False, **thread, **message(reply)
             )
         except SlackApiError as problem:
-            raise DeliveryRefused(f"Slack refused: {_error(problem)}") from problem
+            reason = _error(problem)
+            raise DeliveryRefused(f"Slack refused: {reason}", permanent=reason in GONE_FOR_GOOD) from problem
         return posted["ts"]
 
 
@@ -340,6 +396,9 @@ def build_app(
         "client": web_client(settings.api_url, settings.bot_token),
         "logger": _bolt_logger(),
         "listener_executor": executor,
+        # After bolt's signature check, before the installation lookup: a replay or a
+        # retry goes no further than this.
+        "before_authorize": ActOnce(services.seen),
     }
     clients = bot_clients(services, settings)
     if settings.oauth:
@@ -362,7 +421,9 @@ def build_app(
             app = App(**common)
         except BoltError as problem:
             raise ConfigError(f"SLACK_BOT_TOKEN was refused by Slack: {problem}") from None
-    SlackListeners(services.core, Managers(settings.managers)).register(app)
+    SlackListeners(
+        services.core, Managers(settings.managers), services.channels, clients.installations
+    ).register(app)
     return app, clients
 
 
@@ -374,6 +435,9 @@ def _bolt_logger() -> logging.Logger:
     # bolt also reads SLACK_BOT_TOKEN itself and warns that the client we pass (pointed
     # at SLACK_API_URL, with that same token) wins, or that OAuth ignores it.
     drop_expected(logger, "As you gave `client` as well", "As `installation_store` or `authorize`")
+    # A signed request no listener takes (an event we are not subscribed to): bolt's
+    # warning quotes the body, so it is dropped and the edge logs one line instead.
+    drop_expected(logger, "Unhandled request")
     return logger
 
 
@@ -392,6 +456,7 @@ class SlackServer:
         self.delivery = SlackDelivery(clients)
         self.extra = extra or {}
         self._server = None
+        self._loop: threading.Thread | None = None
         self._socket_mode = None
 
     def start(self) -> None:
@@ -401,9 +466,7 @@ class SlackServer:
             self._start_http()
 
     def _start_socket_mode(self) -> None:
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-        self._socket_mode = SocketModeHandler(self.app, self.settings.app_token)
+        self._socket_mode = CheckedSocketModeHandler(self.app, self.settings.app_token)
         try:
             self._socket_mode.connect()
         except SlackApiError as problem:
@@ -416,32 +479,43 @@ class SlackServer:
 
     def _start_http(self) -> None:
         import waitress
-        from slack_bolt.adapter.wsgi import SlackRequestHandler
 
         from adapters.wsgi import route
 
-        app = route(SlackRequestHandler(self.app, EVENTS_PATH), self.extra)
+        slack = SignedOnly(WholeForms(self.app, EVENTS_PATH), self.settings.signing_secret)
+        app = route(slack, self.extra)
         try:
             self._server = waitress.create_server(
                 app, host="0.0.0.0", port=self.settings.port, threads=HTTP_THREADS, ident="paperclub"
             )
         except OSError as problem:
             raise ConfigError(f"PORT={self.settings.port}: cannot listen there ({problem.strerror})") from None
-        threading.Thread(target=self._server.run, name="slack-http", daemon=True).start()
+        self._loop = threading.Thread(target=self._server.run, name="slack-http", daemon=True)
+        self._loop.start()
         log.info("Slack over HTTP on port %d: requests at %s", self.settings.port, EVENTS_PATH)
 
     def stop_accepting(self) -> None:
         """First step of a shutdown: no new requests (the load balancer moves on)."""
         if self._server is not None:
-            self._server.close()
+            self._in_loop(lambda: wasyncore.dispatcher.close(self._server))  # the listening socket only
         if self._socket_mode is not None:
             self._socket_mode.close()
+
+    def _in_loop(self, change: Callable[[], None]) -> None:
+        """Run `change` in waitress's loop thread: closing its sockets from another
+        thread races a request still being answered (select on a closed descriptor)."""
+        try:
+            self._server.trigger.pull_trigger(change)
+        except OSError:  # the loop has closed everything already
+            pass
 
     def stop(self, timeout: float) -> None:
         """Let the requests and lazy answers in flight finish, up to `timeout` seconds."""
         self.stop_accepting()
         if self._server is not None:
             self._server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
+            self._in_loop(lambda: wasyncore.close_all(self._server._map))  # the loop ends with its map
+            self._loop.join(timeout)
         waiter = threading.Thread(target=self.executor.shutdown, kwargs={"wait": True}, daemon=True)
         waiter.start()
         waiter.join(timeout)

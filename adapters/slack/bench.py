@@ -204,9 +204,7 @@ def run(requests: int, concurrency: int, warmup: int = 20) -> BenchResult:
                 {**env, "SLACK_API_URL": slack.api_url}, free_port(), Path(scratch) / "server.log"
             ) as port,
         ):
-            measure(
-                port, slack.response_url(), warmup, concurrency
-            )  # users.info answers get cached
+            measure(port, slack.response_url(), warmup, concurrency)  # warm: index pages, connections
             return measure(port, slack.response_url(), requests, concurrency)
 
 

@@ -3,9 +3,15 @@
 Slack refuses a whole message when one part breaks a limit, so every part is clipped
 here to what Slack accepts: section text 3,000 characters, 50 blocks a message, 25
 elements an actions block, button text 75 and value 2,000 characters, action ids unique
-within the message. Clipping cuts between words, never inside a link, bold or `&amp;`.
+within the message. The whole message is bounded too (Slack refuses one past about
+12,000 characters of text, `msg_blocks_too_long`, however small each section): the
+reply's text first, then cards while they fit whole, then cards without their snippets,
+then "…and N more papers" for the rest. Clipping cuts between words, never inside a
+link, bold or `&amp;`.
 Everything a member or a corpus file wrote is escaped (`&`, `<`, `>`), so text such as
-`<!channel>` typed into a query is shown, not acted on.
+`<!channel>` typed into a query is shown, not acted on, and every mrkdwn text object is
+`verbatim`, so a plain `@here` or `#channel` in an abstract is not turned into a ping
+or a link either (our own links are written out as `<url|title>`, which still work).
 """
 
 from __future__ import annotations
@@ -27,6 +33,10 @@ BUTTON_VALUE_CHARS = 2000
 ACTION_ID_PREFIX = "paperclub_action_"
 TEXT_SECTIONS = 10  # a reply's own text gets at most this many sections
 FALLBACK_CHARS = 3000  # the top-level `text`: notifications and clients without blocks
+# All the text of a message's blocks (sections, context lines, button labels), with a
+# margin under the about 12,000 characters past which Slack refuses the message.
+MESSAGE_CHARS = 11_000
+TEXT_TOO_LONG = "… (the rest is too long for one message)"
 
 # Budgets for the parts of a card's section; together they stay under SECTION_CHARS.
 TITLE_CHARS = 250
@@ -44,10 +54,23 @@ _BUTTON_STYLES = {"primary", "danger"}
 
 def message(reply: Reply) -> dict:
     """`text` and `blocks` for chat.postMessage, chat.update, an ack or a response_url."""
-    head = text_blocks(reply.text)
-    tail = action_blocks(reply.actions)
-    cards = _cards_that_fit(reply.cards, MAX_BLOCKS - len(head) - len(tail))
+    tail = action_blocks(reply.actions)  # the buttons are the point of a post: always whole
+    room = MESSAGE_CHARS - text_chars(tail)
+    head = text_blocks(reply.text, room // 2 if reply.cards else room)  # cards get the rest
+    cards = _cards_that_fit(reply.cards, MAX_BLOCKS - len(head) - len(tail), room - text_chars(head))
     return {"text": fallback_text(reply), "blocks": head + cards + tail}
+
+
+def text_chars(blocks: list[dict]) -> int:
+    """The characters of text in `blocks`, as Slack counts them toward a message's size."""
+    total = 0
+    for block in blocks:
+        if block["type"] == "section":
+            total += len(block["text"]["text"])
+        elif block["type"] in ("context", "actions"):
+            total += sum(len(e["text"]) if block["type"] == "context" else len(e["text"]["text"])
+                         for e in block["elements"])
+    return total
 
 
 def fallback_text(reply: Reply) -> str:
@@ -77,8 +100,9 @@ def clip(text: str, limit: int) -> str:
 # --- the reply's text --------------------------------------------------------------------
 
 
-def text_blocks(text: str) -> list[dict]:
-    """The reply's text as sections, split between lines where it is long."""
+def text_blocks(text: str, limit: int = MESSAGE_CHARS) -> list[dict]:
+    """The reply's text as sections, split between lines where it is long, at most
+    `limit` characters in all."""
     if not text.strip():
         return []
     chunks: list[str] = []
@@ -88,43 +112,61 @@ def text_blocks(text: str) -> list[dict]:
             chunks[-1] += "\n" + line
         else:
             chunks.append(line)
-    if len(chunks) > TEXT_SECTIONS:
-        chunks = chunks[: TEXT_SECTIONS - 1] + ["… (the rest is too long for one message)"]
-    return [_section(chunk) for chunk in chunks if chunk.strip()]
+    chunks = [chunk for chunk in chunks if chunk.strip()]
+    kept: list[str] = []
+    for position, chunk in enumerate(chunks):
+        last = position == len(chunks) - 1
+        # Unless this is the last chunk, leave room (and a section) for saying it was cut.
+        room = limit - sum(map(len, kept)) - (0 if last else len(TEXT_TOO_LONG))
+        if len(chunk) > room or (position == TEXT_SECTIONS - 1 and not last):
+            kept.append(TEXT_TOO_LONG)
+            break
+        kept.append(chunk)
+    return [_section(chunk) for chunk in kept]
 
 
 # --- cards --------------------------------------------------------------------------------
 
 
-def _cards_that_fit(cards: list[PaperCard], room: int) -> list[dict]:
-    """Whole cards while they fit, then a line saying how many were left out."""
-    rendered = [card_blocks(card) for card in cards]
-    if sum(len(blocks) for blocks in rendered) <= room:
-        return [block for blocks in rendered for block in blocks]
+def _cards_that_fit(cards: list[PaperCard], blocks_left: int, chars_left: int) -> list[dict]:
+    """Whole cards while they fit, then cards without snippet and notes (the least
+    needed parts: `show ID` has them), then a line saying how many were left out."""
     kept: list[dict] = []
-    for shown, blocks in enumerate(rendered):
-        if len(kept) + len(blocks) > room - 1:  # keep one block for the note
-            left = len(cards) - shown
-            return kept + [
-                _context([f"+{left} more {'paper' if left == 1 else 'papers'} not shown"])
-            ]
+    short = False
+    for shown, card in enumerate(cards):
+        last = shown == len(cards) - 1
+        # Unless this is the last card, leave room for the line about the ones left out.
+        blocks_room = blocks_left - len(kept) - (0 if last else 1)
+        chars_room = chars_left - text_chars(kept) - (0 if last else len(_more_note(len(cards))))
+        blocks = card_blocks(card, short)
+        if len(blocks) > blocks_room or text_chars(blocks) > chars_room:
+            short, blocks = True, card_blocks(card, short=True)
+        if len(blocks) > blocks_room or text_chars(blocks) > chars_room:
+            return kept + [_context([_more_note(len(cards) - shown)])]
         kept.extend(blocks)
     return kept
 
 
-def card_blocks(card: PaperCard) -> list[dict]:
+def _more_note(left: int) -> str:
+    return f"…and {left} more {'paper' if left == 1 else 'papers'} (too many for one Slack message)"
+
+
+def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
     """A section (linked title, authors, snippet with the matched words in bold, why it
-    was picked), a context line (ID, venue, matched terms, tags, score), then notes."""
+    was picked), a context line (ID, venue, matched terms, tags, score), then notes.
+    `short`: without the snippet and the notes, which `show ID` gives in full."""
     lines = [f"*{_title(card)}*"]
     if card.authors_display:
         lines.append(clip(escape(card.authors_display), AUTHORS_CHARS))
-    if card.snippet:
+    if card.snippet and not short:
         lines.append(bold_words(card.snippet, card.matched_terms, SNIPPET_CHARS))
     if card.reason:
         lines.append("*Why:* " + clip(escape(card.reason), REASON_CHARS))
+    if short and (card.snippet or card.notes or card.discussion):
+        lines.append(f"_Abstract and notes: `show {card.paper_id}`_")
     blocks = [_section("\n".join(lines)), _context(_card_facts(card))]
     notes = _quoted(card.notes, "note") + _quoted(card.discussion, "member note")
-    if notes:
+    if notes and not short:
         blocks.append(_section(clip("\n".join(notes), SECTION_CHARS)))
     return blocks
 
@@ -229,11 +271,14 @@ def _button(position: int, action: Action) -> dict:
 
 
 def _section(text: str) -> dict:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+    return {"type": "section", "text": _mrkdwn(text)}
 
 
 def _context(texts: list[str]) -> dict:
-    return {
-        "type": "context",
-        "elements": [{"type": "mrkdwn", "text": t} for t in texts[:CONTEXT_ELEMENTS]],
-    }
+    return {"type": "context", "elements": [_mrkdwn(t) for t in texts[:CONTEXT_ELEMENTS]]}
+
+
+def _mrkdwn(text: str) -> dict:
+    # verbatim: Slack does not turn a plain @here, @channel or #name in the text into a
+    # ping or a link (escaping covers only the <!here> form).
+    return {"type": "mrkdwn", "text": text, "verbatim": True}

@@ -16,6 +16,7 @@ import itertools
 import json
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -190,13 +191,16 @@ def _handler(slack: FakeSlack):
                 method = url.path.removeprefix("/api/")
             status, headers, answer = slack.answer(method, params, token)
             payload = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json; charset=utf-8")
-            self.send_header("Content-Length", str(len(payload)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout test)
+                pass
 
         def log_message(self, *_args):  # quiet: the calls are recorded instead
             pass
@@ -208,17 +212,27 @@ def _handler(slack: FakeSlack):
 
 
 def signed_headers(
-    body: str, secret: str = SIGNING_SECRET, timestamp: int | None = None
+    body: str | bytes,
+    secret: str = SIGNING_SECRET,
+    timestamp: int | None = None,
+    content_type: str = "application/x-www-form-urlencoded",
 ) -> dict[str, str]:
     """The headers Slack sends: v0=HMAC-SHA256 of "v0:{timestamp}:{body}", keyed with the
-    signing secret (as slack_sdk's SignatureVerifier checks it)."""
+    signing secret (as slack_sdk's SignatureVerifier checks it). `body` may be bytes that
+    are not UTF-8: Slack never sends those, but a test of the edge does."""
     stamp = str(int(time.time()) if timestamp is None else timestamp)
-    digest = hmac.new(secret.encode(), f"v0:{stamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    raw = body if isinstance(body, bytes) else body.encode()
+    digest = hmac.new(secret.encode(), f"v0:{stamp}:".encode() + raw, hashlib.sha256).hexdigest()
     return {
-        "content-type": "application/x-www-form-urlencoded",
+        "content-type": content_type,
         "x-slack-request-timestamp": stamp,
         "x-slack-signature": f"v0={digest}",
     }
+
+
+def trigger_id() -> str:
+    """A new trigger id, shaped as Slack's: each command or click has its own."""
+    return f"{int(time.time())}.{uuid.uuid4().int % 10**12}.{uuid.uuid4().hex}"
 
 
 def slash_command(
@@ -227,13 +241,18 @@ def slash_command(
     user: str = "U0MEMBER",
     channel: str = "C0READING",
     team: str = TEAM,
+    trigger: str | None = None,
+    enterprise: str | None = None,
 ) -> str:
-    """The form-encoded body of `/paper TEXT`."""
+    """The form-encoded body of `/paper TEXT`, with a new trigger id unless `trigger` is
+    given; `enterprise`: the Enterprise Grid org the workspace belongs to."""
+    grid = {"enterprise_id": enterprise, "enterprise_name": "Papers Org"} if enterprise else {}
     return urlencode(
         {
             "token": "deprecated-verification-token",
             "team_id": team,
             "team_domain": "papers",
+            **grid,
             "channel_id": channel,
             "channel_name": "reading",
             "user_id": user,
@@ -243,7 +262,7 @@ def slash_command(
             "api_app_id": "A0PAPERCLUB",
             "is_enterprise_install": "false",
             "response_url": response_url,
-            "trigger_id": "1.2.3",
+            "trigger_id": trigger or trigger_id(),
         }
     )
 
@@ -256,10 +275,15 @@ def button_click(
     user: str = "U0MEMBER",
     channel: str = "C0READING",
     team: str = TEAM,
+    trigger: str | None = None,
+    enterprise: str | None = None,
 ) -> str:
-    """The form-encoded body of a click on a button in a channel message (block_actions)."""
+    """The form-encoded body of a click on a button in a channel message (block_actions),
+    with a new trigger id unless `trigger` is given."""
     payload = {
         "type": "block_actions",
+        "enterprise": {"id": enterprise, "name": "Papers Org"} if enterprise else None,
+        "is_enterprise_install": False,
         "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": team},
         "api_app_id": "A0PAPERCLUB",
         "token": "deprecated-verification-token",
@@ -269,8 +293,8 @@ def button_click(
             "channel_id": channel,
             "is_ephemeral": False,
         },
-        "trigger_id": "1.2.3",
-        "team": {"id": team, "domain": "papers"},
+        "trigger_id": trigger or trigger_id(),
+        "team": {"id": team, "domain": "papers", **({"enterprise_id": enterprise} if enterprise else {})},
         "channel": {"id": channel, "name": "reading"},
         "message": {"type": "message", "ts": message_ts, "text": ""},
         "response_url": response_url,
@@ -285,3 +309,25 @@ def button_click(
         ],
     }
     return urlencode({"payload": json.dumps(payload)})
+
+
+def event_callback(
+    event: dict, team: str = TEAM, enterprise: str | None = None, event_id: str | None = None
+) -> str:
+    """The JSON body of an Events API callback (send it with content_type="application/json")."""
+    return json.dumps(
+        {
+            "token": "deprecated-verification-token",
+            "team_id": team,
+            "enterprise_id": enterprise,
+            "api_app_id": "A0PAPERCLUB",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{uuid.uuid4().hex[:10].upper()}",
+            "event_time": int(time.time()),
+            "authorizations": [
+                {"enterprise_id": enterprise, "team_id": team, "user_id": BOT_USER, "is_bot": True,
+                 "is_enterprise_install": False}
+            ],
+        }
+    )

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
-from concurrent.futures import Executor, Future
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from slack_bolt import App
-from slack_bolt.request import BoltRequest
-from slack_bolt.response import BoltResponse
 from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import func, select
 
@@ -28,92 +23,30 @@ from adapters.slack.app import (
     command_text,
     web_client,
 )
+from adapters.slack.blocks import MESSAGE_CHARS, text_chars
 from adapters.slack.config import SlackSettings
 from adapters.slack.fake_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     TEAM,
-    FakeSlack,
-    button_click,
     signed_headers,
     slash_command,
 )
-from bot.app import Services, build_services
-from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from bot.app import build_services
+from bot.corpus.records import PaperRecord
+from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from store.models import Channel, PollVote, Post, PostVote
-
-UTC = timezone.utc
-BOSS = "U0BOSS"  # a workspace admin, as users.info tells it
-MEMBER = "U0MEMBER"
-CHANNEL = "C0READING"
-
-
-class InlineExecutor(Executor):
-    """Runs each submitted function at once, in the caller's thread."""
-
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        future: Future = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as problem:  # noqa: BLE001 - handed to the future, as a pool would
-            future.set_exception(problem)
-        return future
-
-
-@pytest.fixture
-def slack() -> Iterator[FakeSlack]:
-    with FakeSlack(admins={BOSS}) as fake:
-        yield fake
-
-
-@pytest.fixture
-def services(seeded_copy) -> Iterator[Services]:
-    services = build_services(seeded_copy)
-    yield services
-    services.db.dispose()
-
-
-@pytest.fixture
-def app(services, slack) -> App:
-    settings = SlackSettings(SIGNING_SECRET, bot_token=BOT_TOKEN, api_url=slack.api_url)
-    return build_app(services, settings, InlineExecutor())[0]
-
-
-def send(app: App, body: str, headers: dict | None = None) -> BoltResponse:
-    return app.dispatch(BoltRequest(body=body, headers=headers or signed_headers(body)))
-
-
-def command(
-    app: App, slack: FakeSlack, text: str, user: str = MEMBER, team: str = TEAM
-) -> BoltResponse:
-    return send(app, slash_command(text, slack.response_url(), user=user, team=team))
-
-
-def click(
-    app: App, slack: FakeSlack, message: dict, button: int, user: str = MEMBER
-) -> BoltResponse:
-    """A click on the `button`th button of a message the bot posted."""
-    buttons = [
-        e for block in message["blocks"] if block["type"] == "actions" for e in block["elements"]
-    ]
-    chosen = buttons[button]
-    return send(
-        app,
-        button_click(
-            chosen["value"], chosen["action_id"], message["ts"], slack.response_url(), user=user
-        ),
-    )
-
-
-def posted(slack: FakeSlack, method: str = "chat.postMessage") -> dict:
-    """The last message sent with `method`, with the ts the fake gave it."""
-    call = slack.calls_to(method)[-1]
-    return {**call.params, "ts": call.answer["ts"]}
-
-
-def section_texts(blocks: list[dict]) -> str:
-    return "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
-
+from tests.slack.harness import (
+    BOSS,
+    CHANNEL,
+    MEMBER,
+    InlineExecutor,
+    click,
+    command,
+    posted,
+    section_texts,
+    send,
+)
 
 # --- slash commands -------------------------------------------------------------------------
 
@@ -151,6 +84,34 @@ def test_markup_typed_into_a_command_is_shown_not_acted_on(app, slack):
     answer = json.loads(command(app, slack, "search qqqzzzx &lt;!channel&gt;").body)
     assert "papers for `qqqzzzx &lt;!channel&gt;`" in answer["blocks"][0]["text"]["text"]
     assert "<!channel>" not in json.dumps(answer)
+
+
+def test_a_search_over_huge_abstracts_fits_one_slack_message_and_pings_nobody(app, slack, services):
+    # Five cards of about 2,000 characters and a pasted paragraph as the query: all of it
+    # whole would be about 13,700 characters, past the ~12,000 at which Slack refuses it.
+    records = [
+        PaperRecord(
+            title=f"Attention variant {n} " + "with a very long descriptive title " * 7,
+            authors=[f"Author Number{k} " + "Withaverylongfamilyname" * 3 for k in range(8)],
+            abstract="@here " + " ".join(f"attention {'x' * 45}{n}{i}" for i in range(300)),
+            url=f"https://openreview.net/forum?id=huge{n}",
+            track=("Oral presentation in the long-sequence track " * 3)[:90],
+            award=("Outstanding Paper Honourable Mention " * 3)[:90],
+            tags=[f"@channel long-tag-{k}-" + "y" * 40 for k in range(10)],
+        )
+        for n in range(5)
+    ]
+    services.library.import_records(records, collection="huge", source="huge.jsonl", fmt="jsonl")
+    pasted = "sequence models need long context windows " * 60  # a member pastes a paragraph
+    answer = json.loads(command(app, slack, f"search attention in:huge {pasted}").body)
+    blocks = answer["blocks"]
+    assert text_chars(blocks) <= MESSAGE_CHARS < 12_000
+    cards = [b["text"]["text"] for b in blocks if b["type"] == "section" and "Attention variant" in b["text"]["text"]]
+    more = [e["text"] for b in blocks if b["type"] == "context" for e in b["elements"] if "more paper" in e["text"]]
+    left_out = int(more[0].split()[1]) if more else 0
+    assert len(cards) + left_out == 5 and len(cards) >= 3  # every paper shown or counted
+    assert "@here" in cards[0]  # shown as text, and verbatim: Slack does not turn it into a ping
+    assert all(b["text"]["verbatim"] is True for b in blocks if b["type"] == "section")
 
 
 def test_a_bad_signature_or_a_six_minute_old_request_gets_401_and_changes_nothing(
@@ -212,7 +173,7 @@ def test_a_members_schedule_is_refused_and_an_admins_is_taken(app, slack, servic
     taken = json.loads(command(app, slack, "schedule 09:00 Europe/Berlin weekdays", user=BOSS).body)
     assert taken["response_type"] == "in_channel"
     assert services.channels.get(channel).schedule is not None
-    command(app, slack, "schedule", user=BOSS)
+    command(app, slack, "schedule off", user=BOSS)
     assert [c.params["user"] for c in slack.calls_to("users.info")] == [MEMBER, BOSS]  # cached
 
 
@@ -348,12 +309,14 @@ def test_with_oauth_each_workspace_is_answered_and_posted_to_with_its_own_token(
         )
     response = command(app, slack, "help", team="T0TWO")
     assert response.status == 200 and "paperclub commands" in response.body
+    command(app, slack, "schedule off", user=BOSS, team="T0TWO")  # a manager's line asks users.info
     assert slack.calls_to("users.info")[-1].token == "xoxb-t0two-not-real"
 
     SlackDelivery(clients)(ChannelRef("slack", "T0ONE", "C0ONE"), Reply(text="hello"))
     assert slack.calls_to("chat.postMessage")[-1].token == "xoxb-t0one-not-real"
-    with pytest.raises(LookupError, match="not installed in Slack workspace T0NEW"):
+    with pytest.raises(DeliveryRefused, match="not installed in Slack workspace T0NEW") as refused:
         SlackDelivery(clients)(ChannelRef("slack", "T0NEW", "C0NEW"), Reply(text="hello"))
+    assert refused.value.permanent  # only an admin's new install helps: no retries all day
     unknown = command(app, slack, "help", team="T0NEW")
     assert unknown.body == ""  # bolt refuses it before our listener runs, and says why:
     assert "not installed in this workspace" in slack.calls_to("response_url")[-1].params["text"]

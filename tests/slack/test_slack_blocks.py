@@ -8,11 +8,14 @@ from hypothesis import strategies as st
 from adapters.slack.blocks import (
     ACTIONS_PER_BLOCK,
     BUTTON_TEXT_CHARS,
+    FALLBACK_CHARS,
     MAX_BLOCKS,
+    MESSAGE_CHARS,
     SECTION_CHARS,
     bold_words,
     card_blocks,
     message,
+    text_chars,
 )
 from bot.messages import Action, PaperCard, Reply
 
@@ -116,6 +119,7 @@ def test_any_reply_renders_within_block_kit_limits(text, cards, actions):
     rendered = message(Reply(text=text, cards=cards, actions=actions))
     blocks = rendered["blocks"]
     assert rendered["text"] and len(blocks) <= MAX_BLOCKS
+    assert len(rendered["text"]) <= FALLBACK_CHARS and _all_text(blocks) <= MESSAGE_CHARS < 12_000
     for block in blocks:
         if block["type"] == "section":
             assert 0 < len(block["text"]["text"]) <= SECTION_CHARS
@@ -132,3 +136,63 @@ def test_any_reply_renders_within_block_kit_limits(text, cards, actions):
     assert len(buttons) == sum(
         len(a.value) <= 2000 for a in actions
     )  # only impossible buttons are left out
+
+
+def _all_text(blocks: list[dict]) -> int:
+    """Every text a block carries, counted apart from the renderer's own count."""
+    total = 0
+    for block in blocks:
+        if "text" in block:
+            total += len(block["text"]["text"])
+        for element in block.get("elements", []):
+            total += len(element["text"]["text"] if isinstance(element["text"], dict) else element["text"])
+    return total
+
+
+def _mrkdwn_objects(blocks: list[dict]) -> list[dict]:
+    objects = [b["text"] for b in blocks if "text" in b]
+    objects += [e for b in blocks for e in b.get("elements", []) if e.get("type") == "mrkdwn"]
+    return [o for o in objects if o["type"] == "mrkdwn"]
+
+
+HUGE = PaperCard(
+    paper_id=7,
+    title="Attention " * 40,
+    url="https://openreview.net/forum?id=huge",
+    authors_display="Ann Author, " * 40,
+    venue="iclr2023 · Oral",
+    matched_terms=["attention"],
+    snippet="@here " + "attention is all you need, @channel says " * 200,
+    reason="Matches this channel's topics: attention.",
+    notes=["@here read this " * 40] * 3,
+    discussion=["@everyone a long member note " * 20] * 3,
+)
+
+
+def test_a_message_of_huge_cards_stays_under_slacks_whole_message_limit_and_says_what_it_left_out():
+    cards = [PaperCard(**{**HUGE.__dict__, "paper_id": n}) for n in range(1, 11)]
+    actions = [Action("Want to discuss", "vote 1 up", "primary")]
+    blocks = message(Reply(text="Top 10 papers for `attention`:", cards=cards, actions=actions))["blocks"]
+    assert text_chars(blocks) == _all_text(blocks) <= MESSAGE_CHARS
+    assert blocks[-1]["type"] == "actions"  # the buttons are never what gets dropped
+    texts = [section["text"]["text"] for section in blocks if section["type"] == "section"]
+    assert "@here *attention*" in texts[1]  # the first card whole, snippet and all
+    shown = [t for t in texts if t.startswith("*<https://openreview.net")]
+    short = [t for t in shown if "_Abstract and notes: `show" in t]
+    assert short and "@channel" not in " ".join(short)  # later cards lose their snippets first
+    more = blocks[-2]["elements"][0]["text"]
+    assert more == f"…and {10 - len(shown)} more papers (too many for one Slack message)"
+
+
+def test_a_huge_text_reply_is_cut_and_says_so():
+    rendered = message(Reply(text=("a line of the command list\n" * 5000)))
+    assert _all_text(rendered["blocks"]) <= MESSAGE_CHARS
+    assert rendered["blocks"][-1]["text"]["text"] == "… (the rest is too long for one message)"
+    assert len(rendered["text"]) <= FALLBACK_CHARS
+
+
+def test_every_mrkdwn_text_is_verbatim_so_a_plain_at_here_never_pings():
+    blocks = message(Reply(text="Paper @here", cards=[HUGE], actions=[Action("Up", "vote 7 up")]))["blocks"]
+    objects = _mrkdwn_objects(blocks)
+    assert objects and all(o["verbatim"] is True for o in objects)
+    assert "@here" in blocks[0]["text"]["text"] and "@here" in blocks[1]["text"]["text"]

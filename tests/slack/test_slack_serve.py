@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
 from adapters.slack.app import SlackServer
 from adapters.slack.bench import free_port, import_seeds, post_signed, slack_server
-from adapters.slack.config import SlackSettings, manifest
+from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest
 from adapters.slack.fake_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
@@ -46,8 +48,49 @@ def test_serve_slack_answers_a_signed_slash_command_over_http(tmp_path):
         assert post_signed(port, body, forged)[0] == 401
         stale = signed_headers(body, timestamp=int(time.time()) - 360)
         assert post_signed(port, body, stale)[0] == 401
-        assert [c.method for c in slack.calls] == ["auth.test", "users.info"]
-    assert "Slack over HTTP on port" in (tmp_path / "server.log").read_text()
+        # A member's search never asks users.info (only lines that may need manager rights do).
+        assert [c.method for c in slack.calls] == ["auth.test"]
+        # The same signed request again (a replay inside the five minutes): acked, not answered.
+        assert post_signed(port, body, signed_headers(body)) == (200, "")
+
+        statuses = [_post_raw(port, junk, headers) for junk, headers in _junk()]
+        assert statuses == [401, 401, 401, 401, 401, 401, 400, 400, 400, 400], statuses
+    log = (tmp_path / "server.log").read_text()
+    assert "Slack over HTTP on port" in log
+    # One line per refused request, and never a traceback or a body.
+    assert log.count("refused a request to /slack/events") == 2 + len(statuses), log
+    assert "Traceback" not in log, log
+    assert "1795457321" not in log and "payload=" not in log
+    assert log.count("seen before") == 1
+
+
+def _junk() -> list[tuple[bytes, dict[str, str]]]:
+    form = "application/x-www-form-urlencoded"
+    junk_headers = {"content-type": form, "x-slack-signature": "v0=" + "0" * 64}
+    unsigned = [
+        (b"text=\xff", {"content-type": form}),
+        (b"text=hello", {**junk_headers, "x-slack-request-timestamp": "abc"}),
+        (b"text=hello", {**junk_headers, "x-slack-request-timestamp": "1795457321.774"}),
+        (b"{x", {"content-type": "application/json"}),
+        (b"payload=[]", {"content-type": form}),
+        (b"payload={x", {"content-type": form}),
+    ]
+    signed = [
+        (b"payload=[]", signed_headers(b"payload=[]")),
+        (b"payload={x", signed_headers(b"payload={x")),
+        (b"text=\xff", signed_headers(b"text=\xff")),
+        (b"{x", signed_headers(b"{x", content_type="application/json")),
+    ]
+    return unsigned + signed
+
+
+def _post_raw(port: int, body: bytes, headers: dict[str, str]) -> int:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{EVENTS_PATH}", data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status
+    except urllib.error.HTTPError as refused:
+        return refused.code
 
 
 def test_with_an_app_token_serve_takes_socket_mode(monkeypatch, seeded_copy):

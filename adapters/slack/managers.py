@@ -1,0 +1,100 @@
+"""Who may manage a channel on Slack, asked only when a command line needs to know.
+
+Slack has no per-command permissions, so managers are workspace admins and owners
+(users.info) and the ids in PAPERCLUB_SLACK_MANAGERS. users.info is called inside the
+3-second ack, so it is called only for a line that may need the answer (`needs_rights`),
+with a short timeout and no retry: a 429 or a slow Slack makes that one command answer
+as for a member ("Only channel managers can ..."), never every command of a new member.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.grammar import Command, split_command
+
+log = logging.getLogger(__name__)
+
+MANAGER_CACHE_SECONDS = 300.0  # an admin's rights, as users.info reported them
+LOOKUP_SECONDS = 1.5  # users.info inside the 3-second ack: the rest is the answer's
+
+# The lines whose answer depends on manager rights (bot/grammar.require_manager and its
+# callers in bot/daily, bot/votes, bot/meetings). Showing is for everyone; changing is
+# for managers. A command named in neither set below is looked up whatever its
+# arguments, so a command the core gains later errs on the side of asking.
+MEMBER_COMMANDS = frozenset({
+    "help", "search", "show", "similar", "collections", "today", "history", "vote", "nominate",
+    "top", "stats", "volunteer", "notes", "sessions",
+})
+MANAGED_WITH_ARGUMENTS = frozenset({"schedule", "topics", "session", "presenters"})
+
+
+def needs_rights(commands: Mapping[str, Command], text: str) -> bool:
+    """Whether the answer to this line may depend on the member being a manager."""
+    name, args = split_command(text)
+    command = commands.get(name)
+    if command is None:  # unknown: the core answers with the command list
+        return False
+    if command.manager_only:
+        return True
+    if name in MEMBER_COMMANDS:
+        return False
+    if name in MANAGED_WITH_ARGUMENTS:
+        return bool(args.split())
+    if name == "queue":  # `queue done ID` is anyone's; `queue remove ID` a manager's
+        return args.lower().split()[:1] == ["remove"]
+    return True
+
+
+class Managers:
+    """Workspace admins and owners (users.info, cached for a few minutes, so a demoted
+    admin keeps the right that long at most) and the ids in PAPERCLUB_SLACK_MANAGERS."""
+
+    def __init__(
+        self,
+        allowlist: frozenset[str],
+        ttl: float = MANAGER_CACHE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        timeout: float = LOOKUP_SECONDS,
+    ):
+        self.allowlist = allowlist
+        self.ttl = ttl
+        self.clock = clock
+        self.timeout = timeout
+        self._known: dict[tuple[str, str], tuple[bool, float]] = {}
+
+    def is_manager(self, client: WebClient, team_id: str, user_id: str) -> bool:
+        if user_id in self.allowlist:
+            return True
+        now = self.clock()
+        known = self._known.get((team_id, user_id))
+        if known is not None and known[1] > now:
+            return known[0]
+        answer = self._ask(client, user_id)
+        if answer is not None:
+            self._known[(team_id, user_id)] = (answer, now + self.ttl)
+        return bool(answer)
+
+    def _ask(self, client: WebClient, user_id: str) -> bool | None:
+        """users.info once, within the timeout; None when Slack did not answer."""
+        # Not the request's client: that one waits out a 429 (Retry-After) and retries
+        # failed connections, which the 3-second ack has no time for.
+        quick = WebClient(token=client.token, base_url=client.base_url, timeout=self.timeout, retry_handlers=[])
+        try:
+            user = quick.users_info(user=user_id)["user"]
+        except (SlackApiError, OSError) as problem:
+            # Not cached: the next command asks again instead of locking an admin out.
+            log.warning("users.info for %s failed (%s): treated as a member", user_id, _error(problem))
+            return None
+        return bool(user.get("is_admin") or user.get("is_owner"))
+
+
+def _error(problem: Exception) -> str:
+    if isinstance(problem, SlackApiError):
+        return str(problem.response.get("error", problem))
+    return type(problem).__name__ if not str(problem) else str(problem)
