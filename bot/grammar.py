@@ -33,6 +33,23 @@ class NotAllowed(Exception):
     """The member may not do this here (e.g. only managers change settings)."""
 
 
+def never(_args: str) -> bool:
+    return False
+
+
+def always(_args: str) -> bool:
+    return True
+
+
+def with_arguments(args: str) -> bool:
+    """Showing is for everyone, changing (any arguments) for managers."""
+    return bool(args.split())
+
+
+def first_word_in(*words: str) -> Callable[[str], bool]:
+    return lambda args: args.lower().split()[:1] in ([w] for w in words)
+
+
 @dataclass(frozen=True)
 class Command:
     name: str
@@ -40,7 +57,10 @@ class Command:
     summary: str  # one line for `help`
     example: str
     handler: Callable[[Incoming, str], Reply]
-    manager_only: bool = False
+    # Whether the answer to these arguments may depend on the member being a manager
+    # (the handler then calls require_manager). An adapter whose platform makes asking
+    # costly (Slack's users.info inside the 3-second ack) asks only when this says so.
+    manager_rights: Callable[[str], bool] = never
 
     def usage_text(self) -> str:
         return f"Usage: {self.usage}\n{self.summary}\nExample: {self.example}"

@@ -14,6 +14,7 @@ from sqlalchemy import select
 
 from bot.app import build_services
 from bot.core import NOT_OUR_BUTTON, OUR_FAULT
+from bot.grammar import clean_line, split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
 from store.models import (
     Channel,
@@ -143,7 +144,7 @@ def _usage_words(usage: str) -> list[str]:
 
 # A member typing these asks for a manager's change: always refused for a member.
 def manager_action(line: str) -> bool:
-    words = line.strip().split()
+    words = clean_line(line).split()  # as the core reads it: control characters dropped
     if not words:
         return False
     name, rest = words[0].lower(), [w.lower() for w in words[1:]]
@@ -197,6 +198,11 @@ def test_every_line_gets_one_clean_reply_and_refusals_change_nothing(services, s
                 assert after == before, f"{line!r} was refused but changed the state"
             if not manager and manager_action(line):
                 assert not reply.ok and after == before, f"a member's {line!r} was not refused"
+            if not manager and reply.text.startswith("Only") and not reply.ok:  # grammar.NotAllowed
+                # Adapters ask a platform for rights only when the command says it may
+                # need them (Slack's users.info): a refusal for rights must be foreseen.
+                name, args = split_command(clean_line(line))
+                assert built.core.commands[name].manager_rights(args), f"{line!r} needed rights unforeseen"
             before = after
 
     with caplog.at_level(logging.ERROR, logger="bot"):

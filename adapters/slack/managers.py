@@ -23,32 +23,12 @@ log = logging.getLogger(__name__)
 MANAGER_CACHE_SECONDS = 300.0  # an admin's rights, as users.info reported them
 LOOKUP_SECONDS = 1.5  # users.info inside the 3-second ack: the rest is the answer's
 
-# The lines whose answer depends on manager rights (bot/grammar.require_manager and its
-# callers in bot/daily, bot/votes, bot/meetings). Showing is for everyone; changing is
-# for managers. A command named in neither set below is looked up whatever its
-# arguments, so a command the core gains later errs on the side of asking.
-MEMBER_COMMANDS = frozenset({
-    "help", "search", "show", "similar", "collections", "today", "history", "vote", "nominate",
-    "top", "stats", "volunteer", "notes", "sessions",
-})
-MANAGED_WITH_ARGUMENTS = frozenset({"schedule", "topics", "session", "presenters"})
-
-
 def needs_rights(commands: Mapping[str, Command], text: str) -> bool:
-    """Whether the answer to this line may depend on the member being a manager."""
+    """Whether the answer to this line may depend on the member being a manager: the
+    core's commands say so (Command.manager_rights), beside their require_manager calls."""
     name, args = split_command(text)
     command = commands.get(name)
-    if command is None:  # unknown: the core answers with the command list
-        return False
-    if command.manager_only:
-        return True
-    if name in MEMBER_COMMANDS:
-        return False
-    if name in MANAGED_WITH_ARGUMENTS:
-        return bool(args.split())
-    if name == "queue":  # `queue done ID` is anyone's; `queue remove ID` a manager's
-        return args.lower().split()[:1] == ["remove"]
-    return True
+    return command is not None and command.manager_rights(args)
 
 
 class Managers:

@@ -20,7 +20,7 @@ from bot.daily.schedule import (
     parse_date,
     parse_schedule,
 )
-from bot.grammar import Command, UsageError, number, require_manager
+from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Incoming, Reply
 from store.models import Channel
 
@@ -40,16 +40,16 @@ class ChannelCommands:
     def commands(self) -> list[Command]:
         return [
             Command("schedule", SCHEDULE_USAGE, "Show or set when the paper of the day is posted (managers set it).",
-                    SCHEDULE_EXAMPLE, self.schedule),
+                    SCHEDULE_EXAMPLE, self.schedule, with_arguments),
             Command("topics", "topics · topics add WORDS... · topics remove WORDS... · topics clear",
                     "What this channel's picks are about (managers change them); commas separate topics.",
-                    "topics add reinforcement learning, world models", self.topics),
+                    "topics add reinforcement learning, world models", self.topics, with_arguments),
             Command("collections", "collections", "The corpus collections, and which this channel uses.",
                     "collections", self.collections),
             Command("use", "use COLLECTION... · use all", "Limit this channel's picks to some collections (managers).",
-                    "use iclr2021 trending", self.use),
+                    "use iclr2021 trending", self.use, with_arguments),
             Command("today", "today", "Today's paper, or when the next one is due.", "today", self.today),
-            Command("next", "next", "Post another pick now (managers).", "next", self.next),
+            Command("next", "next", "Post another pick now (managers).", "next", self.next, always),
             Command("history", "history [N]", "The last N papers posted here (default 10).", "history 5",
                     self.history),
         ]

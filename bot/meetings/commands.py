@@ -12,7 +12,7 @@ from bot.corpus.library import Library
 from bot.daily.channels import Channels
 from bot.daily.posts import Deliver
 from bot.daily.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
-from bot.grammar import Command, UsageError, number, require_manager
+from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
 from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
 from bot.messages import Incoming, Reply
 
@@ -33,12 +33,13 @@ class MeetingCommands:
         return [
             Command("session", "session · session every DAY HH:MM [ZONE] · session off · session skip YYYY-MM-DD",
                     "The group's weekly meeting (managers set it, switch it off or skip a date).",
-                    "session every tue 17:00 Europe/Berlin", self.session),
+                    "session every tue 17:00 Europe/Berlin", self.session, with_arguments),
             Command("presenters", "presenters · presenters add @member... · presenters remove @member...",
-                    "The presenter rota (managers change it).", "presenters add @ana @ben", self.presenters),
+                    "The presenter rota (managers change it).", "presenters add @ana @ben", self.presenters,
+                    with_arguments),
             Command("volunteer", "volunteer", "Offer to present at the next meeting.", "volunteer", self.volunteer),
             Command("swap", "swap @member", "Hand your next presentation over to another member.", "swap @ben",
-                    self.swap),
+                    self.swap, always),  # the presenter may hand over; anyone else must manage
             Command("notes", "notes ID TEXT", "Add a note to a paper in this channel (`show ID` lists them).",
                     "notes 42 the ablation in section 4 is the key result", self.notes),
             Command("sessions", "sessions [N]", "Past meetings: paper, presenter, notes (default 5).", "sessions 10",

@@ -19,6 +19,8 @@ from bot.grammar import (
     Command,
     NotAllowed,
     UsageError,
+    always,
+    first_word_in,
     looks_like_number,
     number,
     require_manager,
@@ -70,10 +72,10 @@ class VoteCommands:
                     "nominate graph biconnectivity", self.nominate),
             Command("poll", "poll [N] [DURATION] · poll close",
                     "Start a poll on what to read next (N options, default 4; DURATION like 48h, 2d) or "
-                    "close it (managers).", "poll 4 48h", self.poll),
+                    "close it (managers).", "poll 4 48h", self.poll, always),
             Command("queue", "queue · queue done ID · queue remove ID",
-                    "The reading queue; mark a paper discussed, or remove it (managers).", "queue done 42",
-                    self.queue),
+                    "The reading queue; mark a paper discussed (managers or its presenter), or remove it "
+                    "(managers).", "queue done 42", self.queue, first_word_in("done", "remove")),
             Command("top", "top [DAYS]", "The channel's most wanted posts (default: the last 30 days).",
                     "top 7", self.top),
             Command("stats", "stats [DAYS]", "Who takes part: posts, votes, voters (default 30 days).",

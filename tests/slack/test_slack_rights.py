@@ -43,10 +43,9 @@ def test_a_click_on_a_rendered_vote_still_counts(app, slack):
 def test_a_members_search_never_asks_users_info_even_when_slack_is_slow_and_limiting(app, slack):
     slack.rate_limited["users.info"] = 1
     slack.delays["users.info"] = 5.0
-    started = time.monotonic()
     answer = command(app, slack, "search graph biconnectivity")
-    assert time.monotonic() - started < 1.0
     assert answer.status == 200 and json.loads(answer.body)["blocks"]
+    # Not even asked (so neither the limit nor the delay can touch it): no timing needed.
     assert slack.arrivals.get("users.info", 0) == 0
 
 
@@ -61,10 +60,12 @@ def test_a_rate_limited_users_info_is_asked_once_and_the_line_answered_as_for_a_
 
 
 def test_a_slow_users_info_is_given_up_within_the_ack(app, slack):
-    slack.delays["users.info"] = 4.0
+    slack.delays["users.info"] = 20.0
     started = time.monotonic()
     answer = json.loads(command(app, slack, "topics add graphs", user=BOSS).body)
-    assert time.monotonic() - started < 2.5  # 1.5 s for users.info, then the answer
+    # Given up after 1.5 s, far from the 20 s Slack would take: inside Slack's 3 s ack
+    # with room to spare even on a loaded machine.
+    assert time.monotonic() - started < 3.0
     assert "Only channel managers" in answer["text"]
 
 
@@ -87,7 +88,7 @@ def test_a_slow_users_info_is_given_up_within_the_ack(app, slack):
         ("presenters", False),
         ("presenters add @ben", True),
         ("queue", False),
-        ("queue done 4", False),
+        ("queue done 4", True),  # the meeting's presenter, or a manager
         ("queue remove 4", True),
         ("use all", True),
         ("next", True),
