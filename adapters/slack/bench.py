@@ -189,23 +189,30 @@ def measure(port: int, response_url: str, requests: int, concurrency: int) -> Be
     )
 
 
+@contextmanager
+def seeded_slack(scratch: Path) -> Iterator[tuple[FakeSlack, int]]:
+    """The seeds in a SQLite file under `scratch`, the stand-in Slack Web API, and
+    `paperclub serve slack` pointed at both (its log in scratch/server.log): (fake, port)."""
+    database_url = f"sqlite:///{scratch / 'slack.db'}"
+    import_seeds(database_url)
+    env = {
+        "PAPERCLUB_DATABASE_URL": database_url,
+        "SLACK_BOT_TOKEN": BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+    }
+    with FakeSlack() as slack, slack_server(
+        {**env, "SLACK_API_URL": slack.api_url}, free_port(), scratch / "server.log"
+    ) as port:
+        yield slack, port
+
+
 def run(requests: int, concurrency: int, warmup: int = 20) -> BenchResult:
-    with tempfile.TemporaryDirectory(prefix="paperclub-slack-bench-") as scratch:
-        database_url = f"sqlite:///{Path(scratch) / 'bench.db'}"
-        import_seeds(database_url)
-        env = {
-            "PAPERCLUB_DATABASE_URL": database_url,
-            "SLACK_BOT_TOKEN": BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        }
-        with (
-            FakeSlack() as slack,
-            slack_server(
-                {**env, "SLACK_API_URL": slack.api_url}, free_port(), Path(scratch) / "server.log"
-            ) as port,
-        ):
-            measure(port, slack.response_url(), warmup, concurrency)  # warm: index pages, connections
-            return measure(port, slack.response_url(), requests, concurrency)
+    with (
+        tempfile.TemporaryDirectory(prefix="paperclub-slack-bench-") as scratch,
+        seeded_slack(Path(scratch)) as (slack, port),
+    ):
+        measure(port, slack.response_url(), warmup, concurrency)  # warm: index pages, connections
+        return measure(port, slack.response_url(), requests, concurrency)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,7 +13,7 @@ import urllib.request
 import pytest
 
 from adapters.slack.app import SlackServer
-from adapters.slack.bench import free_port, import_seeds, post_signed, slack_server
+from adapters.slack.bench import post_signed, seeded_slack
 from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest
 from adapters.slack.fake_api import (
     BOT_TOKEN,
@@ -26,19 +26,7 @@ from bot.app import ConfigError, build_services
 
 
 def test_serve_slack_answers_a_signed_slash_command_over_http(tmp_path):
-    database_url = f"sqlite:///{tmp_path / 'slack.db'}"
-    import_seeds(database_url)
-    env = {
-        "PAPERCLUB_DATABASE_URL": database_url,
-        "SLACK_BOT_TOKEN": BOT_TOKEN,
-        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-    }
-    with (
-        FakeSlack() as slack,
-        slack_server(
-            {**env, "SLACK_API_URL": slack.api_url}, free_port(), tmp_path / "server.log"
-        ) as port,
-    ):
+    with seeded_slack(tmp_path) as (slack, port):
         body = slash_command("search graph biconnectivity", slack.response_url())
         status, answer = post_signed(port, body, signed_headers(body))
         assert status == 200, (tmp_path / "server.log").read_text()
