@@ -7,6 +7,7 @@ must describe the same tables (tests/test_store.py checks that they agree).
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
+from typing import Any
 
 from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -52,11 +53,13 @@ class Paper(Base):
     external_ids: Mapped[list[PaperExternalId]] = relationship(
         back_populates="paper", cascade="all, delete-orphan", lazy="selectin"
     )
+    # In (collection, source, line) order: the order the merge rule reads them in
+    # (bot.corpus.merge), whatever order they were imported in.
     sources: Mapped[list[PaperSource]] = relationship(
         back_populates="paper",
         cascade="all, delete-orphan",
         lazy="selectin",
-        order_by="PaperSource.id",
+        order_by="(PaperSource.collection, PaperSource.source, PaperSource.line)",
     )
 
     @property
@@ -64,7 +67,18 @@ class Paper(Base):
         return sorted({s.collection for s in self.sources})
 
     def ids(self) -> dict[str, str]:
-        return {x.scheme: x.value for x in self.external_ids}
+        """One identifier per scheme, schemes sorted. The paper holds every id its sources
+        gave (so any of them finds it); where they disagree (two DOIs), the one shown is
+        the first source's in (collection, source, line) order, like every merged field."""
+        held = {(x.scheme, x.value) for x in self.external_ids}
+        shown: dict[str, str] = {}
+        for source in sorted(self.sources, key=lambda s: (s.collection, s.source, s.line)):
+            for scheme, value in (source.fields or {}).get("external_ids", {}).items():
+                if (scheme, value) in held:
+                    shown.setdefault(scheme, value)
+        for scheme, value in sorted(held):  # held but named by no source's fields
+            shown.setdefault(scheme, value)
+        return dict(sorted(shown.items()))
 
 
 class PaperExternalId(Base):
@@ -82,12 +96,14 @@ class PaperExternalId(Base):
 
 
 class PaperSource(Base):
-    """Where a paper came from: a collection and the file (and line) that named it."""
+    """Where a paper came from: a collection and the file (and line) that named it, and
+    what that source said about it."""
 
     __tablename__ = "paper_sources"
     __table_args__ = (
         UniqueConstraint("paper_id", "collection", "source", name="uq_paper_source"),
         Index("ix_paper_sources_collection", "collection"),
+        Index("ix_paper_sources_title_key", "title_key"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -96,6 +112,12 @@ class PaperSource(Base):
     source: Mapped[str] = mapped_column(String(500))
     line: Mapped[int] = mapped_column(default=1)
     format: Mapped[str] = mapped_column(String(32))
+    # This source's title, normalised: a paper is found again by any of its sources'
+    # titles, not only by the one it shows.
+    title_key: Mapped[str] = mapped_column(String(512))
+    # This source's record (bot.corpus.merge.source_fields): the paper's shown fields are
+    # recomputed from all its sources', so no import order decides them.
+    fields: Mapped[dict[str, Any]] = mapped_column(JSON)
 
     paper: Mapped[Paper] = relationship(back_populates="sources")
 

@@ -10,6 +10,7 @@ from xml.parsers.expat import errors as expat_errors
 
 import feedparser
 
+from bot.corpus import identifiers
 from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 
 _ATOM_NAMESPACE = "http://www.w3.org/2005/Atom"
@@ -22,7 +23,6 @@ _RAN_OUT = {
     expat_errors.XML_ERROR_PARTIAL_CHAR,
     expat_errors.XML_ERROR_UNCLOSED_CDATA_SECTION,
 }
-_ARXIV_ABS = re.compile(r"arxiv\.org/abs/(.+?)(?:v\d+)?$")
 # The API answers a bad query with a feed whose only entry is the error message.
 _API_ERROR = "arxiv.org/api/errors"
 
@@ -70,7 +70,6 @@ def _record(entry: Any, line: int, path: str) -> PaperRecord:
     title = clean_space(entry.get("title", ""))
     if not title:
         raise CorpusFormatError(path, line, "feed entry without a title")
-    arxiv = _ARXIV_ABS.search(entry_id)
     published = entry.get("published_parsed") or entry.get("updated_parsed")
     return PaperRecord(
         title=title,
@@ -78,7 +77,7 @@ def _record(entry: Any, line: int, path: str) -> PaperRecord:
         authors=[clean_space(a.get("name", "")) for a in entry.get("authors", []) if a.get("name")],
         abstract=clean_space(entry.get("summary", "")),
         url=_alternate_link(entry) or entry_id or None,
-        external_ids=_ids(arxiv.group(1) if arxiv else None, entry.get("arxiv_doi")),
+        external_ids=_ids(entry_id, entry.get("arxiv_doi")),
         venue=clean_space(entry.get("arxiv_journal_ref", "")) or "arXiv",
         year=published.tm_year if published else None,
         tags=_categories(entry),
@@ -92,11 +91,14 @@ def _alternate_link(entry: Any) -> str | None:
     return None
 
 
-def _ids(arxiv: str | None, doi: str | None) -> dict[str, str]:
-    ids = {"arxiv": arxiv} if arxiv else {}
-    if doi:
-        ids["doi"] = doi.strip()
-    return ids
+def _ids(entry_id: str, doi: str | None) -> dict[str, str]:
+    """The arXiv id the entry's id (its abstract page) names, and the DOI of its journal
+    version, in stored form."""
+    arxiv = identifiers.parse(entry_id) if entry_id else None
+    ids = {identifiers.ARXIV: arxiv[1]} if arxiv and arxiv[0] == identifiers.ARXIV else {}
+    if doi and doi.strip():
+        ids[identifiers.DOI] = doi
+    return identifiers.normalise_ids(ids)
 
 
 def _categories(entry: Any) -> list[str]:

@@ -22,6 +22,7 @@ from bibtexparser.model import (
     ParsingFailedBlock,
 )
 
+from bot.corpus.identifiers import arxiv_id, normalise_ids
 from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 
 # Each failed block is reported here as FILE:LINE; the parser's own warning about it
@@ -43,8 +44,6 @@ _LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "aa": "å"
             "l": "ł", "L": "Ł", "i": "ı", "oe": "œ", "OE": "Œ"}
 _LETTER = re.compile(r"\\(ss|ae|AE|aa|AA|oe|OE|[oOlLi])(?![A-Za-z])\s*")
 _ESCAPED = re.compile(r"\\([&%$#_{}])")
-# New style 2101.00001, old style hep-th/9901001 or math.GT/0309136; the version goes.
-_ARXIV_ID = re.compile(r"(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?")
 
 
 def looks_like(text: str) -> bool:
@@ -98,6 +97,7 @@ def _record(entry: Entry, path: str) -> PaperRecord:
         ids["doi"] = doi
     if arxiv := _arxiv_id(fields):
         ids["arxiv"] = arxiv
+    url = fields.get("url", "").strip() or None
     year = re.search(r"\d{4}", fields.get("year", ""))
     venue = clean_space(_decode_latex(fields.get("journal") or fields.get("booktitle", "")))
     return PaperRecord(
@@ -105,8 +105,8 @@ def _record(entry: Entry, path: str) -> PaperRecord:
         line=line,
         authors=_authors(fields.get("author", "")),
         abstract=clean_space(fields.get("abstract", "")),
-        url=fields.get("url", "").strip() or None,
-        external_ids=ids,
+        url=url,
+        external_ids=normalise_ids(ids, url),
         venue=venue or None,
         year=int(year.group()) if year else None,
         tags=[t for t in map(clean_space, re.split(r"[,;]", fields.get("keywords", ""))) if t],
@@ -149,9 +149,6 @@ def _display_name(name: str) -> str:
 def _arxiv_id(fields: dict[str, str]) -> str | None:
     """The eprint of an arXiv entry, or an "arXiv:ID" in the journal field (Google Scholar)."""
     archive = (fields.get("archiveprefix") or fields.get("eprinttype") or "arxiv").lower()
-    eprint = _ARXIV_ID.fullmatch(fields.get("eprint", "").strip())
-    if eprint and archive == "arxiv":
-        return eprint.group(1)
+    eprint = arxiv_id(fields.get("eprint", "")) if archive == "arxiv" else None
     cited = re.search(r"arXiv:\s*(\S+)", fields.get("journal", ""), re.I)
-    plain = _ARXIV_ID.fullmatch(cited.group(1).rstrip(".,")) if cited else None
-    return plain.group(1) if plain else None
+    return eprint or (arxiv_id(cited.group(1).rstrip(".,")) if cited else None)

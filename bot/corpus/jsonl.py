@@ -5,9 +5,12 @@ paperclub:  {"id": 12, "external_ids": {"arxiv": ...}, "title": ..., "authors": 
              "abstract": ..., "url", "track", "award", "presentation", "venue", "year",
              "tags": [...], "notes": [...], "title_derived": false, "collections", "sources"}
 
-`id`, `collections` and `sources` describe a paper inside one database and are ignored,
-so that an export imports cleanly into another. A file holding one JSON array of such
-objects is read too.
+`id` and `collections` describe a paper inside one database and are ignored. `sources`
+(each {"collection", "source", "line", "format"} and, where that source said something
+else than the paper shows, "fields" with those values) come back as the record's
+`sources`, each with its own record: importing an export restores them as they were. A
+record without `sources` is filed under the imported file. A file holding one JSON array
+of such objects is read too.
 """
 
 from __future__ import annotations
@@ -17,12 +20,20 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
+from bot.corpus.identifiers import normalise_ids
+from bot.corpus.records import (
+    LINE_NUMBER_MAX,
+    CorpusFormatError,
+    PaperRecord,
+    RestoredSource,
+    clean_space,
+)
 from bot.corpus.text import derive_title, unique_title
 
 _OPTIONAL_TEXT = ("url", "track", "award", "presentation", "venue")
 _AUTHOR_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+")
 _CUT = "; the file ends here: is it truncated?"
+_SOURCE_NAMES = ("collection", "source", "format")
 
 
 class _FieldError(ValueError):
@@ -42,7 +53,9 @@ def parse(text: str, path: str) -> list[PaperRecord]:
             found = type(obj).__name__
             raise CorpusFormatError(path, line, f"expected a JSON object, found {found}")
         try:
-            records.append(_record(obj, line, taken))
+            record = _record(obj, line, taken)
+            record.sources = _sources(obj)
+            records.append(record)
         except _FieldError as error:
             raise CorpusFormatError(path, line, str(error)) from None
     return records
@@ -99,7 +112,6 @@ def _record(obj: dict[str, Any], line: int, taken: set[str]) -> PaperRecord:
         line=line,
         authors=_authors(obj.get("authors", _lenient(metadata, "authors", list))),
         abstract=abstract,
-        external_ids=_external_ids(obj, metadata),
         year=_year(obj.get("year", _lenient(metadata, "year", int))),
         tags=_strings(obj, "tags"),
         notes=[note.strip() for note in _strings(obj, "notes")],
@@ -107,7 +119,37 @@ def _record(obj: dict[str, Any], line: int, taken: set[str]) -> PaperRecord:
     )
     for name in _OPTIONAL_TEXT:
         setattr(record, name, _text(obj, name) or _lenient(metadata, name, str))
+    record.external_ids = normalise_ids(_external_ids(obj, metadata), record.url)
     return record
+
+
+def _sources(obj: dict[str, Any]) -> list[RestoredSource]:
+    """An exported paper's sources, each with its record: the paper's fields with that
+    source's differing "fields" laid over them."""
+    entries = obj.get("sources") or []
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise _FieldError("'sources' must be a list of objects")
+    restored = [_source(entry, obj) for entry in entries]
+    places = [(s.collection, s.source) for s in restored]
+    if len(set(places)) < len(places):
+        raise _FieldError("'sources' names the same collection and file twice")
+    return restored
+
+
+def _source(entry: dict[str, Any], obj: dict[str, Any]) -> RestoredSource:
+    names = [entry.get(key) for key in _SOURCE_NAMES]
+    for key, value in zip(_SOURCE_NAMES, names):
+        if not isinstance(value, str) or not value.strip():
+            raise _FieldError(f"a source's '{key}' must be a non-empty string")
+    line = entry.get("line", 1)
+    if isinstance(line, bool) or not isinstance(line, int) or not 1 <= line <= LINE_NUMBER_MAX:
+        raise _FieldError(f"a source's 'line' must be a whole number from 1 to {LINE_NUMBER_MAX}")
+    fields = entry.get("fields", {})
+    if not isinstance(fields, dict):
+        raise _FieldError("a source's 'fields' must be an object")
+    collection, source, fmt = names
+    record = _record({**obj, **fields}, line, set())
+    return RestoredSource(collection, source, line, fmt, record)
 
 
 def _lenient(metadata: dict[str, Any], key: str, kind: type) -> Any:
@@ -141,7 +183,7 @@ def _external_ids(obj: dict[str, Any], metadata: dict[str, Any]) -> dict[str, st
     ids = obj.get("external_ids") or {}
     if not isinstance(ids, dict) or not all(isinstance(v, str | int) for v in ids.values()):
         raise _FieldError("'external_ids' must map schemes to identifiers")
-    found = {scheme.lower(): str(value) for scheme, value in ids.items() if str(value)}
+    found = {scheme.lower(): str(value) for scheme, value in ids.items() if str(value).strip()}
     if obj.get("_id") not in (None, ""):
         found.setdefault("beir", str(obj["_id"]))
     if doi := _lenient(metadata, "doi", str):

@@ -1,8 +1,14 @@
 """The paper library: storing imported records once, reading papers back.
 
-Identity rule: a record is the paper that shares one of its external ids; failing that,
-the paper with the same normalised title, unless the two carry different ids of the
-same scheme (two BEIR documents can share a title and still be two documents).
+Identity rule: a record is the paper that holds one of its external ids; failing that,
+the paper one of whose sources has the same normalised title, unless the two carry
+different ids of the same scheme (two BEIR documents can share a title and still be two
+documents).
+
+Each source keeps its own fields (paper_sources.fields); the paper shows the values the
+merge rule picks from all of them (bot.corpus.merge), so no import order decides them.
+A record read back from `paperclub export` brings its sources with it and is stored
+under them, as it was; any other record is filed under the imported file.
 """
 
 from __future__ import annotations
@@ -16,11 +22,15 @@ from typing import IO, Any
 from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.orm import Session
 
+from bot.corpus import identifiers
+from bot.corpus.merge import EMPTY, merged, source_fields
 from bot.corpus.readers import read_path, truncation_warnings
 from bot.corpus.records import (
     COLLECTION_MAX,
+    FORMAT_MAX,
     SOURCE_MAX,
     PaperRecord,
+    RestoredSource,
     check_name,
     check_record,
     title_key,
@@ -32,6 +42,11 @@ from store.models import CorpusState, Paper, PaperExternalId, PaperSource, utcno
 
 CHUNK = 500  # rows per IN (...) lookup; well under every database's parameter limit
 _FIELDS = ("abstract", "url", "track", "presentation", "award", "venue", "year")
+# The paper's columns the merge rule fills (bot.corpus.merge.merged).
+_SHOWN = ("title", "title_derived", "authors", *_FIELDS, "tags", "notes")
+
+Pair = tuple[str, str]  # (scheme, value) of an external id
+Place = tuple[str, str]  # (collection, source file): one source of a paper
 
 
 @dataclass
@@ -53,11 +68,64 @@ class ImportSummary:
 
 
 @dataclass
+class _Incoming:
+    """One paper as this import names it: each of its sources with that source's record
+    (one source for a plain record; an exported paper's own sources)."""
+
+    sources: dict[Place, RestoredSource]
+
+    @classmethod
+    def of(cls, record: PaperRecord, collection: str, source: str, fmt: str) -> _Incoming:
+        restored = record.sources or [RestoredSource(collection, source, record.line, fmt, record)]
+        return cls({(s.collection, s.source): s for s in restored})
+
+    def records(self) -> list[PaperRecord]:
+        return [s.record for s in self.sources.values()]
+
+    def id_pairs(self) -> list[Pair]:
+        return sorted({pair for record in self.records() for pair in record.external_ids.items()})
+
+    def ids(self) -> dict[str, set[str]]:
+        return _grouped(self.id_pairs())
+
+    def title_keys(self) -> list[str]:
+        return sorted({title_key(record.title) for record in self.records()})
+
+    def identity(self) -> list[Pair]:
+        return [*self.id_pairs(), *(("title", key) for key in self.title_keys())]
+
+    def absorb(self, other: _Incoming) -> None:
+        """The same paper named again in the same file: one record per source."""
+        for place, restored in other.sources.items():
+            if place in self.sources:
+                _merge_records(self.sources[place].record, restored.record)
+            else:
+                self.sources[place] = restored
+
+
+@dataclass
 class _Existing:
     """What the database already knows about the identities in one import."""
 
-    by_external: dict[tuple[str, str], int] = field(default_factory=dict)
+    by_external: dict[Pair, int] = field(default_factory=dict)
     by_title: dict[str, list[int]] = field(default_factory=dict)
+    ids_of: dict[int, dict[str, set[str]]] = field(default_factory=dict)
+    unowned: set[Pair] = field(default_factory=set)  # ids known to belong to no paper
+
+    def owners(self, session: Session, pairs: Iterable[Pair]) -> dict[Pair, int | None]:
+        """The paper holding each id, or None; asks the database only for unknown ones."""
+        pairs = list(dict.fromkeys(pairs))
+        unknown = [p for p in pairs if p not in self.by_external and p not in self.unowned]
+        for start in range(0, len(unknown), CHUNK):
+            chunk = unknown[start : start + CHUNK]
+            rows = session.execute(
+                select(PaperExternalId.scheme, PaperExternalId.value, PaperExternalId.paper_id).where(
+                    tuple_(PaperExternalId.scheme, PaperExternalId.value).in_(chunk)
+                )
+            )
+            self.by_external.update({(s, v): pid for s, v, pid in rows})
+            self.unowned.update(p for p in chunk if p not in self.by_external)
+        return {pair: self.by_external.get(pair) for pair in pairs}
 
 
 class Library:
@@ -99,54 +167,28 @@ class Library:
     ) -> ImportSummary:
         """Store records, all or none; `path` names the file in errors (default: `source`).
 
+        A record without sources of its own goes into `collection` as a line of `source`;
+        a record read back from an export goes back into the sources it names.
         Every record is checked against the columns first, so that a value PostgreSQL
         would refuse (and SQLite store) refuses the whole import on both, at its FILE:LINE.
         """
         path = path or source
         _check_names(collection, source, path)
         for record in records:
-            check_record(record, path)
-        summary = ImportSummary(path=path, format=fmt, collection=collection)
+            _normalise_and_check(record, path)
+        papers = _incoming(records, collection, source, fmt)
+        summary = ImportSummary(path=path, format=fmt, collection=_collections(papers) or collection)
         summary.warnings = truncation_warnings(fmt, records, path)
-        records = _merge_duplicates(records)
         with self.db.session() as session:
-            existing = _load_existing(session, records)
-            for done, record in enumerate(records, 1):
-                outcome = self._store(session, existing, record, collection, source, fmt)
+            existing = _load_existing(session, papers)
+            for done, paper in enumerate(papers, 1):
+                outcome = _store(session, existing, paper)
                 setattr(summary, outcome, getattr(summary, outcome) + 1)
-                if progress and (done % 200 == 0 or done == len(records)):
-                    progress(done, len(records))
+                if progress and (done % 200 == 0 or done == len(papers)):
+                    progress(done, len(papers))
             if summary.added or summary.updated:
                 _bump_revision(session)
         return summary
-
-    def _store(
-        self, session: Session, existing: _Existing, record: PaperRecord, collection: str, source: str, fmt: str
-    ) -> str:
-        paper_id = _match(existing, record)
-        if paper_id is None:
-            paper = _new_paper(record)
-            session.add(paper)
-            paper.sources.append(PaperSource(collection=collection, source=source, line=record.line, format=fmt))
-            session.flush()
-            _remember(existing, paper)
-            return "added"
-        paper = session.get_one(Paper, paper_id)
-        before = _snapshot(paper)
-        same_source = any(s.collection == collection and s.source == source for s in paper.sources)
-        _merge_into(paper, record, overwrite=same_source)
-        known = {(x.scheme, x.value) for x in paper.external_ids}
-        for scheme, value in record.external_ids.items():
-            owner = existing.by_external.get((scheme, value))
-            if (scheme, value) not in known and owner in (None, paper.id) and scheme not in paper.ids():
-                paper.external_ids.append(PaperExternalId(scheme=scheme, value=value))
-                existing.by_external[(scheme, value)] = paper.id
-        if not same_source:
-            paper.sources.append(PaperSource(collection=collection, source=source, line=record.line, format=fmt))
-        if _snapshot(paper) == before:
-            return "unchanged"
-        paper.updated_at = utcnow()
-        return "updated"
 
     # --- reading ------------------------------------------------------------------
 
@@ -197,20 +239,20 @@ class Library:
         return {p.id: p for p in rows}
 
     def find(self, ref: str) -> Paper | None:
-        """A paper by its number, or by an external id such as an arXiv id or DOI."""
+        """A paper by its number, or by an identifier in any spelling a member types
+        (arXiv:1706.03762, an arXiv or doi.org link, a DOI in any case: see
+        bot.corpus.identifiers), or by an id exactly as a source gave it (a BibTeX key)."""
         ref = ref.strip()
         paper_number = number(ref)  # ASCII digits in the id column's range, or None
         if paper_number is None and looks_like_number(ref):
             return None  # ², ①, 10**30: no paper has that number, and no query is needed
-        ref = ref.lstrip("#")
+        parsed = identifiers.parse(ref)
         with self.db.session() as session:
-            if paper_number is not None:
-                paper = session.get(Paper, paper_number)
-                if paper is not None:
-                    return paper
-            return session.scalar(
-                select(Paper).join(PaperExternalId).where(PaperExternalId.value == ref).limit(1)
-            )
+            found = session.get(Paper, paper_number) if paper_number is not None else None
+            if found is None and parsed is not None:
+                scheme, value = parsed
+                found = _holding(session, PaperExternalId.scheme == scheme, PaperExternalId.value == value)
+            return found or _holding(session, PaperExternalId.value == ref.lstrip("#"))
 
     def collections(self) -> list[tuple[str, int]]:
         with self.db.session() as session:
@@ -230,6 +272,12 @@ class Library:
         return count
 
 
+def _holding(session: Session, *conditions: Any) -> Paper | None:
+    """The paper (the oldest, should several) holding an external id that meets the conditions."""
+    query = select(Paper).join(PaperExternalId).where(*conditions).order_by(Paper.id).limit(1)
+    return session.scalar(query)
+
+
 def default_collection(path: Path) -> str:
     return path.stem
 
@@ -240,15 +288,36 @@ def _check_names(collection: str, source: str, path: str) -> None:
     check_name("the file name", source, SOURCE_MAX, path, "rename the file")
 
 
+def _normalise_and_check(record: PaperRecord, path: str) -> None:
+    """The record's values, and an exported record's sources, against the columns; a
+    source's problem is reported at the exported record's line. Ids are normalised here
+    too, for records that come from code rather than a reader."""
+    record.external_ids = identifiers.normalise_ids(record.external_ids)
+    check_record(record, path)
+    for restored in record.sources:
+        restored.record.external_ids = identifiers.normalise_ids(restored.record.external_ids)
+        check_record(restored.record, path, line=record.line)
+        for what, value, limit in (
+            ("the source's collection", restored.collection, COLLECTION_MAX),
+            ("the source's file name", restored.source, SOURCE_MAX),
+            ("the source's format", restored.format, FORMAT_MAX),
+        ):
+            check_name(what, value, limit, path, "shorten it", line=record.line)
+
+
 def searchable_text(paper: Paper) -> str:
     """Title, abstract and reviewer notes: what BM25 sees of a paper."""
     return "\n".join([paper.title, paper.abstract, *paper.notes])
 
 
 def export_record(paper: Paper) -> dict[str, Any]:
+    """The paper as it shows, and its sources in merge order, each with the fields in which
+    it says something else than the paper shows: together, everything needed to store
+    the same paper again (`jsonl` reads it back)."""
+    shown = {"external_ids": paper.ids(), **{name: getattr(paper, name) for name in _SHOWN}}
     return {
         "id": paper.id,
-        "external_ids": paper.ids(),
+        "external_ids": shown["external_ids"],
         "title": paper.title,
         "title_derived": paper.title_derived,
         "authors": paper.authors,
@@ -262,38 +331,64 @@ def export_record(paper: Paper) -> dict[str, Any]:
         "tags": paper.tags,
         "notes": paper.notes,
         "collections": paper.collections,
-        "sources": [
-            {"collection": s.collection, "source": s.source, "line": s.line, "format": s.format}
-            for s in paper.sources
-        ],
+        "sources": [_exported_source(s, shown) for s in _in_merge_order(paper.sources)],
     }
 
 
-# --- identity and merging -------------------------------------------------------------
+def _exported_source(source: PaperSource, shown: dict[str, Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "collection": source.collection,
+        "source": source.source,
+        "line": source.line,
+        "format": source.format,
+    }
+    own = {**EMPTY, **(source.fields or {})}
+    differs = {name: value for name, value in own.items() if shown.get(name) != value}
+    if differs:
+        entry["fields"] = differs
+    return entry
 
 
-def _identity(record: PaperRecord) -> list[tuple[str, str]]:
-    return [*sorted(record.external_ids.items()), ("title", title_key(record.title))]
+def _in_merge_order(sources: Iterable[PaperSource]) -> list[PaperSource]:
+    # Sorted here, not by the database: PostgreSQL's collation and SQLite's byte order
+    # disagree on case and accents, and the export must not depend on the database.
+    return sorted(sources, key=lambda s: (s.collection, s.source, s.line))
 
 
-def _merge_duplicates(records: list[PaperRecord]) -> list[PaperRecord]:
-    """One record per paper within a file (a review that names a paper twice)."""
-    merged: list[PaperRecord] = []
-    seen: dict[tuple[str, str], PaperRecord] = {}
+# --- identity ------------------------------------------------------------------------
+
+
+def _incoming(records: list[PaperRecord], collection: str, source: str, fmt: str) -> list[_Incoming]:
+    """One entry per paper within a file (a review that names a paper twice is one)."""
+    papers: list[_Incoming] = []
+    seen: dict[Pair, _Incoming] = {}
     for record in records:
-        first = next((seen[k] for k in _identity(record) if k in seen), None)
-        if first is None or _conflicting_ids(first.external_ids, record.external_ids):
-            merged.append(record)
-            first = record
+        here = _Incoming.of(record, collection, source, fmt)
+        first = next((seen[key] for key in here.identity() if key in seen), None)
+        if first is None or _conflicting(first.ids(), here.ids()):
+            papers.append(here)
+            first = here
         else:
-            _merge_records(first, record)
-        for key in _identity(record):
+            first.absorb(here)
+        for key in here.identity():
             seen.setdefault(key, first)
-    return merged
+    return papers
 
 
-def _conflicting_ids(a: dict[str, str], b: dict[str, str]) -> bool:
-    return any(scheme in b and b[scheme] != value for scheme, value in a.items())
+def _collections(papers: list[_Incoming]) -> str:
+    return ", ".join(sorted({c for paper in papers for c, _ in paper.sources}))
+
+
+def _grouped(pairs: Iterable[Pair]) -> dict[str, set[str]]:
+    ids: dict[str, set[str]] = {}
+    for scheme, value in pairs:
+        ids.setdefault(scheme, set()).add(value)
+    return ids
+
+
+def _conflicting(a: dict[str, set[str]], b: dict[str, set[str]]) -> bool:
+    """Two sets of ids that cannot be one paper's: a scheme both have, with no value in common."""
+    return any(scheme in b and not values & b[scheme] for scheme, values in a.items())
 
 
 def _merge_records(into: PaperRecord, other: PaperRecord) -> None:
@@ -310,83 +405,141 @@ def _union(a: list[str], b: list[str]) -> list[str]:
     return list(dict.fromkeys([*a, *b]))
 
 
-def _load_existing(session: Session, records: list[PaperRecord]) -> _Existing:
+def _load_existing(session: Session, papers: list[_Incoming]) -> _Existing:
     existing = _Existing()
-    pairs = list({(s, v) for r in records for s, v in r.external_ids.items()})
-    for start in range(0, len(pairs), CHUNK):
-        rows = session.execute(
-            select(PaperExternalId.scheme, PaperExternalId.value, PaperExternalId.paper_id).where(
-                tuple_(PaperExternalId.scheme, PaperExternalId.value).in_(pairs[start : start + CHUNK])
-            )
-        )
-        existing.by_external.update({(s, v): pid for s, v, pid in rows})
-    keys = list({title_key(r.title) for r in records})
+    existing.owners(session, [pair for paper in papers for pair in paper.id_pairs()])
+    keys = list({key for paper in papers for key in paper.title_keys()})
     for start in range(0, len(keys), CHUNK):
-        rows = session.execute(select(Paper.title_key, Paper.id).where(Paper.title_key.in_(keys[start : start + CHUNK])))
+        rows = session.execute(
+            select(PaperSource.title_key, PaperSource.paper_id)
+            .where(PaperSource.title_key.in_(keys[start : start + CHUNK]))
+            .distinct()
+        )
         for key, pid in rows:
             existing.by_title.setdefault(key, []).append(pid)
+    for pids in existing.by_title.values():
+        pids.sort()  # the oldest paper first, whatever order the database returns
+    candidates = sorted({pid for pids in existing.by_title.values() for pid in pids})
+    for start in range(0, len(candidates), CHUNK):
+        rows = session.execute(
+            select(PaperExternalId.paper_id, PaperExternalId.scheme, PaperExternalId.value).where(
+                PaperExternalId.paper_id.in_(candidates[start : start + CHUNK])
+            )
+        )
+        for pid, scheme, value in rows:
+            existing.ids_of.setdefault(pid, {}).setdefault(scheme, set()).add(value)
     return existing
 
 
-def _match(existing: _Existing, record: PaperRecord) -> int | None:
-    for pair in record.external_ids.items():
-        if pair in existing.by_external:
-            return existing.by_external[pair]
-    for paper_id in existing.by_title.get(title_key(record.title), []):
-        ids = {s: v for (s, v), pid in existing.by_external.items() if pid == paper_id}
-        if not _conflicting_ids(ids, record.external_ids):
-            return paper_id
+def _match(existing: _Existing, paper: _Incoming) -> int | None:
+    for pair in paper.id_pairs():
+        if (owner := existing.by_external.get(pair)) is not None:
+            return owner
+    ids = paper.ids()
+    for key in paper.title_keys():
+        for paper_id in existing.by_title.get(key, []):
+            if not _conflicting(existing.ids_of.get(paper_id, {}), ids):
+                return paper_id
     return None
 
 
 def _remember(existing: _Existing, paper: Paper) -> None:
-    existing.by_title.setdefault(paper.title_key, []).append(paper.id)
-    for x in paper.external_ids:
-        existing.by_external[(x.scheme, x.value)] = paper.id
+    for source in paper.sources:
+        if paper.id not in existing.by_title.setdefault(source.title_key, []):
+            existing.by_title[source.title_key].append(paper.id)
+    pairs = [(x.scheme, x.value) for x in paper.external_ids]
+    existing.by_external.update(dict.fromkeys(pairs, paper.id))
+    existing.unowned.difference_update(pairs)
+    existing.ids_of[paper.id] = _grouped(pairs)
 
 
-def _new_paper(record: PaperRecord) -> Paper:
-    return Paper(
-        title=record.title,
-        title_key=title_key(record.title),
-        title_derived=record.title_derived,
-        authors=list(record.authors),
-        abstract=record.abstract,
-        url=record.url,
-        track=record.track,
-        presentation=record.presentation,
-        award=record.award,
-        venue=record.venue,
-        year=record.year,
-        tags=list(record.tags),
-        notes=list(record.notes),
-        external_ids=[PaperExternalId(scheme=s, value=v) for s, v in record.external_ids.items()],
-    )
+# --- storing and merging ---------------------------------------------------------------
 
 
-def _merge_into(paper: Paper, record: PaperRecord, *, overwrite: bool) -> None:
-    """Another source adds what the paper lacks; the same source may correct itself."""
-    for name in _FIELDS:
-        value = getattr(record, name)
-        if value and (overwrite or not getattr(paper, name)):
+def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
+    """Store one paper's sources; "added", "updated" or "unchanged"."""
+    paper_id = _match(existing, incoming)
+    paper = Paper() if paper_id is None else session.get_one(Paper, paper_id)
+    if paper_id is not None and _already_stored(paper, incoming):
+        return "unchanged"  # the usual re-import: nothing to merge again
+    before = None if paper_id is None else _snapshot(paper)
+    for restored in incoming.sources.values():
+        _put_source(paper, restored)
+    _show_merged(paper)
+    _hold_ids(session, existing, paper)
+    if before is not None:
+        if _snapshot(paper) == before:
+            return "unchanged"
+        paper.updated_at = utcnow()
+    session.add(paper)
+    session.flush()  # now: an id another paper lets go of may be taken by the next one
+    _remember(existing, paper)
+    return "added" if before is None else "updated"
+
+
+def _already_stored(paper: Paper, incoming: _Incoming) -> bool:
+    stored = {(s.collection, s.source): s for s in paper.sources}
+    for place, restored in incoming.sources.items():
+        row = stored.get(place)
+        same = row is not None and (row.line, row.format) == (restored.line, restored.format)
+        if not same or row.fields != source_fields(restored.record):
+            return False
+    return True
+
+
+def _put_source(paper: Paper, restored: RestoredSource) -> None:
+    """Add the source, or replace what it said before (a file imported again)."""
+    values = {
+        "line": restored.line,
+        "format": restored.format,
+        "title_key": title_key(restored.record.title),
+        "fields": source_fields(restored.record),
+    }
+    place = (restored.collection, restored.source)
+    row = next((s for s in paper.sources if (s.collection, s.source) == place), None)
+    if row is None:
+        paper.sources.append(PaperSource(collection=restored.collection, source=restored.source, **values))
+        return
+    for name, value in values.items():
+        if getattr(row, name) != value:
+            setattr(row, name, value)
+
+
+def _show_merged(paper: Paper) -> None:
+    values = merged(((s.collection, s.source, s.line), s.fields) for s in paper.sources)
+    values["title_key"] = title_key(values["title"])
+    for name, value in values.items():
+        if getattr(paper, name) != value:  # an equal value is not written back
             setattr(paper, name, value)
-    if record.authors and (overwrite or not paper.authors):
-        paper.authors = list(record.authors)
-    if overwrite and not record.title_derived:
-        paper.title = record.title
-    paper.tags = _union(paper.tags, record.tags)
-    paper.notes = _union(paper.notes, record.notes)
 
 
-def _snapshot(paper: Paper) -> tuple:
-    return (
-        paper.title,
-        tuple(paper.authors),
-        *(getattr(paper, name) for name in _FIELDS),
-        tuple(paper.tags),
-        tuple(paper.notes),
-        tuple(sorted((x.scheme, x.value) for x in paper.external_ids)),
-        tuple(sorted((s.collection, s.source) for s in paper.sources)),
+def _hold_ids(session: Session, existing: _Existing, paper: Paper) -> None:
+    """The paper holds every id its sources give, but those another paper holds already."""
+    given = [pair for s in _in_merge_order(paper.sources) for pair in s.fields["external_ids"].items()]
+    owners = existing.owners(session, given)
+    wanted = [pair for pair in dict.fromkeys(given) if owners[pair] in (None, paper.id)]
+    for row in list(paper.external_ids):
+        if (row.scheme, row.value) not in wanted:  # no source gives it any more
+            paper.external_ids.remove(row)
+            existing.by_external.pop((row.scheme, row.value), None)
+            existing.unowned.add((row.scheme, row.value))
+    held = {(x.scheme, x.value) for x in paper.external_ids}
+    for scheme, value in wanted:
+        if (scheme, value) not in held:
+            paper.external_ids.append(PaperExternalId(scheme=scheme, value=value))
+
+
+def _snapshot(paper: Paper) -> str:
+    """Everything an import can change about a paper, as one comparable value."""
+    return json.dumps(
+        {
+            "shown": [getattr(paper, name) for name in _SHOWN],
+            "ids": sorted((x.scheme, x.value) for x in paper.external_ids),
+            "sources": sorted(
+                [s.collection, s.source, s.line, s.format, s.fields] for s in paper.sources
+            ),
+        },
+        sort_keys=True,
     )
 
 

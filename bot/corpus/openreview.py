@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from bot.corpus.identifiers import normalise_ids
 from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 
 _HEADING = re.compile(r"^## (.*)$", re.M)
@@ -64,6 +65,7 @@ def _block(lines: list[str], line: int, path: str) -> PaperRecord:
         elif text.startswith("- ") and not record.authors:
             record.authors = [a for a in (clean_space(x) for x in text[2:].split(",")) if a]
     record.abstract = clean_space(" ".join(abstract or []))
+    record.external_ids = normalise_ids({}, record.url)  # a forum link names the paper
     if not record.abstract:
         raise CorpusFormatError(
             path, line, f"paper {title!r} has no abstract; is the file truncated?"

@@ -39,6 +39,21 @@ class PaperRecord:
     notes: list[str] = field(default_factory=list)
     # True when the source had no title and a display title was derived from the text.
     title_derived: bool = False
+    # Only in a record read back from `paperclub export`: the sources the paper was stored
+    # from, each with what it said. Importing restores them, instead of filing the paper
+    # under the exported file's name.
+    sources: list[RestoredSource] = field(default_factory=list)
+
+
+@dataclass
+class RestoredSource:
+    """One source of an exported paper: where it was read, and that source's own record."""
+
+    collection: str
+    source: str
+    line: int
+    format: str
+    record: PaperRecord
 
 
 class CorpusFormatError(ValueError):
@@ -82,6 +97,9 @@ SCHEME_MAX = PaperExternalId.__table__.c.scheme.type.length
 ID_MAX = PaperExternalId.__table__.c.value.type.length
 COLLECTION_MAX = PaperSource.__table__.c.collection.type.length
 SOURCE_MAX = PaperSource.__table__.c.source.type.length
+FORMAT_MAX = PaperSource.__table__.c.format.type.length
+# Line numbers go into a 32-bit integer column.
+LINE_NUMBER_MAX = 2**31 - 1
 # Years a paper can carry: a typo (20211) or an overflow (3000000000) is refused rather
 # than stored. Well inside the 32-bit integer column.
 YEARS = range(1000, 2201)
@@ -89,18 +107,20 @@ YEARS = range(1000, 2201)
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def check_record(record: PaperRecord, path: str) -> None:
-    """Refuse, at the record's FILE:LINE, a value one of the databases would refuse."""
+def check_record(record: PaperRecord, path: str, line: int | None = None) -> None:
+    """Refuse, at FILE:LINE (the record's own line unless `line` is given), a value one of
+    the databases would refuse."""
     problem = _character_problem(record) or _length_problem(record) or _year_problem(record)
     if problem:
-        raise CorpusFormatError(path, record.line, f"paper {_short(record.title)!r}: {problem}")
+        where = record.line if line is None else line
+        raise CorpusFormatError(path, where, f"paper {_short(record.title)!r}: {problem}")
 
 
-def check_name(what: str, value: str, limit: int, path: str, fix: str) -> None:
+def check_name(what: str, value: str, limit: int, path: str, fix: str, line: int = 1) -> None:
     """The same check for a name the import gives its rows (collection, source file)."""
     problem = _unstorable(what, value) or _too_long(what, value, limit)
     if problem:
-        raise CorpusFormatError(path, 1, f"{problem}: {fix}")
+        raise CorpusFormatError(path, line, f"{problem}: {fix}")
 
 
 def _texts(record: PaperRecord) -> list[tuple[str, str]]:

@@ -42,12 +42,13 @@ def test_paper_from_two_sources_is_one_paper_listing_both(db, tmp_path):
         + "\n",
         encoding="utf-8",
     )
-    summary = library.import_file(feed, collection="arxiv-picks")
+    summary = library.import_file(feed, collection="zz-arxiv-picks")
     assert (summary.added, summary.updated) == (0, 1)
     paper = library.find("2202.06709")
     assert paper is not None
-    assert paper.title == "How Do Vision Transformers Work?"  # the first source's title stays
-    assert paper.collections == ["arxiv-picks", "blog"]
+    # The title of the source first in (collection, file, line) order: the blog's.
+    assert paper.title == "How Do Vision Transformers Work?"
+    assert paper.collections == ["blog", "zz-arxiv-picks"]
     assert paper.authors == ["Namuk Park", "Songkuk Kim"]  # filled in from the second source
     assert paper.notes, "the reviewer's notes are kept"
     assert library.count() == SEED_COUNTS["blog-review"]
@@ -105,14 +106,29 @@ def test_export_lists_every_paper_as_the_sources_gave_it(db):
     ]
 
 
-def test_export_round_trips_through_import(db, tmp_path):
+def test_an_export_imported_again_restores_its_sources_and_changes_nothing(db, tmp_path):
     library = Library(db)
     library.import_file(SEED_FILES["poster-session"], collection="posters")
     dump = tmp_path / "dump.jsonl"
     with dump.open("w", encoding="utf-8") as out:
         library.export(out)
+    revision = library.revision()
     summary = library.import_file(dump, collection="posters-copy")
-    # Same papers (matched by title), each now also listed under the new collection.
-    assert (summary.added, summary.updated) == (0, SEED_COUNTS["poster-session"])
+    # Each paper goes back to the source it names, not into a collection named after the dump.
+    assert (summary.added, summary.updated, summary.unchanged) == (0, 0, SEED_COUNTS["poster-session"])
+    assert summary.collection == "posters"
     assert library.count() == SEED_COUNTS["poster-session"]
-    assert {name for name, _ in library.collections()} == {"posters", "posters-copy"}
+    assert library.collections() == [("posters", SEED_COUNTS["poster-session"])]
+    assert library.revision() == revision
+
+
+def test_a_jsonl_file_without_sources_goes_into_the_named_collection(db, tmp_path):
+    library = Library(db)
+    plain = tmp_path / "picks.jsonl"
+    plain.write_text(json.dumps({"title": "A plain pick", "abstract": "Text."}) + "\n", encoding="utf-8")
+    assert library.import_file(plain).collection == "picks"
+    assert library.import_file(plain, collection="reading").collection == "reading"
+    paper = library.find("1")
+    assert [(s.collection, s.source, s.line, s.format) for s in paper.sources] == [
+        ("picks", "picks.jsonl", 1, "jsonl"), ("reading", "picks.jsonl", 1, "jsonl"),
+    ]

@@ -260,15 +260,15 @@ def test_bibtex_fields() -> None:
     assert (vit.year, vit.line) == (2021, 5)
     assert vit.tags == ["vision transformer", "image classification"]
     assert vit.url == "https://openreview.net/forum?id=YicbFdNTTy"
-    assert vit.external_ids == {"bibtex": "dosovitskiy2021vit"}
+    assert vit.external_ids == {"bibtex": "dosovitskiy2021vit", "openreview": "YicbFdNTTy"}  # from its url
     assert bert.title.startswith("BERT: Pre-training")
     assert bert.external_ids == {"bibtex": "devlin2018bert", "arxiv": "1810.04805"}
     assert bert.abstract.endswith("80.5% (7.7% point absolute improvement).")
     assert causal.authors[0] == "Bernhard Schölkopf"
-    assert causal.external_ids == {
+    assert causal.external_ids == {  # eprint without its version, DOI in lower case
         "bibtex": "scholkopf2021causal",
         "arxiv": "2102.11107",
-        "doi": "10.1109/JPROC.2021.3058954",
+        "doi": "10.1109/jproc.2021.3058954",
     }
 
 
@@ -284,7 +284,7 @@ def test_arxiv_feed_fields() -> None:
     assert bert.title == (
         "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding"
     )
-    assert maldacena.external_ids == {"arxiv": "hep-th/9711200", "doi": "10.1023/A:1026654312961"}
+    assert maldacena.external_ids == {"arxiv": "hep-th/9711200", "doi": "10.1023/a:1026654312961"}
     assert maldacena.venue == "Adv.Theor.Math.Phys.2:231-252,1998"
     assert "large $N$ limit" in maldacena.abstract
 
@@ -293,8 +293,10 @@ def test_arxiv_feed_fields() -> None:
 
 
 def test_jsonl_export_round_trip(tmp_path: Path) -> None:
-    """What `paperclub export` writes (with its database-only fields) reads back equal."""
+    """What `paperclub export` writes (with its database-only fields) reads back equal,
+    each source with its own record."""
     from bot.corpus.library import export_record
+    from bot.corpus.merge import source_fields
     from store.models import Paper, PaperExternalId, PaperSource
 
     originals = [
@@ -307,19 +309,25 @@ def test_jsonl_export_round_trip(tmp_path: Path) -> None:
     lines = []
     for number, record in enumerate(originals, 1):
         paper = Paper(id=number * 7, title_key=title_key(record.title), **{
-            k: v for k, v in vars(record).items() if k not in ("line", "external_ids")
+            k: v for k, v in vars(record).items() if k not in ("line", "external_ids", "sources")
         })
         paper.external_ids = [
             PaperExternalId(scheme=s, value=v) for s, v in record.external_ids.items()
         ]
-        paper.sources = [PaperSource(collection="club", source="x.md", line=3, format="jsonl")]
+        fields = source_fields(record)
+        paper.sources = [PaperSource(collection="club", source="x.md", line=3, format="jsonl", fields=fields)]
         lines.append(json.dumps(export_record(paper), ensure_ascii=False))
     path = tmp_path / "export.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     fmt, back = read_path(path)
     assert fmt == "jsonl"
+    assert "fields" not in lines[0]  # one source: it says what the paper shows
     expected = [PaperRecord(**{**vars(r), "line": n}) for n, r in enumerate(originals, 1)]
-    assert back == expected
+    assert [PaperRecord(**{**vars(r), "sources": []}) for r in back] == expected
+    for record, original in zip(back, originals):
+        [source] = record.sources
+        assert (source.collection, source.source, source.line, source.format) == ("club", "x.md", 3, "jsonl")
+        assert source.record == PaperRecord(**{**vars(original), "line": 3})
 
 
 def test_jsonl_paperclub_schema_by_hand(tmp_path: Path) -> None:

@@ -1,0 +1,80 @@
+"""One paper from several sources: each source's own fields, and the one value shown per field.
+
+Every source that names a paper keeps its record's fields (`source_fields`, stored on its
+paper_sources row). What the paper shows is recomputed from all of them by `merged`, a
+rule that depends only on the sources, never on the order they were imported in:
+
+- sources are taken in (collection, source file, line) order, "the earliest" below;
+- title: the earliest source's own title; a title derived from an abstract only when no
+  source has an own one;
+- abstract and authors: the longest (the most names); on a tie, the earliest source's;
+- url, track, presentation, award, venue, year: the earliest source's that has one;
+- tags and notes: every source's, each once, in source order;
+- external ids: every source's (one paper is found by any of them), unless another paper
+  holds it already; shown, per scheme, the earliest source's (`store.models.Paper.ids`).
+
+So re-importing a source in any order ends in the same paper, and a file cut short and
+imported again whole corrects its own fields without touching the other sources'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from bot.corpus.records import PaperRecord
+
+SourceKey = tuple[str, str, int]  # (collection, source file, line)
+
+EARLIEST_WITH_VALUE = ("url", "track", "presentation", "award", "venue", "year")
+# A source's fields, as stored and exported: everything a record says about its paper but
+# where it says it (the line is a column of its own); each as it reads when absent.
+EMPTY: dict[str, Any] = {
+    "title": "", "title_derived": False, "authors": [], "abstract": "", "url": None,
+    "track": None, "presentation": None, "award": None, "venue": None, "year": None,
+    "tags": [], "notes": [], "external_ids": {},
+}
+
+
+def source_fields(record: PaperRecord) -> dict[str, Any]:
+    """The record's fields as plain JSON values, in one canonical form (ids sorted), so
+    that the same record always stores, and compares, equal."""
+    return {
+        "title": record.title,
+        "title_derived": record.title_derived,
+        "authors": list(record.authors),
+        "abstract": record.abstract,
+        "url": record.url,
+        "track": record.track,
+        "presentation": record.presentation,
+        "award": record.award,
+        "venue": record.venue,
+        "year": record.year,
+        "tags": list(record.tags),
+        "notes": list(record.notes),
+        "external_ids": dict(sorted(record.external_ids.items())),
+    }
+
+
+def merged(sources: Iterable[tuple[SourceKey, dict[str, Any]]]) -> dict[str, Any]:
+    """The paper's shown fields, but its ids, from its sources' fields (the rule above)."""
+    ordered = [{**EMPTY, **fields} for _, fields in sorted(sources, key=lambda s: s[0])]
+    if not ordered:
+        raise ValueError("a paper has at least one source")
+    titled = min(ordered, key=lambda f: f["title_derived"])  # min keeps the first of equals
+    values = {
+        "title": titled["title"],
+        "title_derived": titled["title_derived"],
+        # max keeps the first of equals: the earliest source wins a tie
+        "abstract": max((f["abstract"] for f in ordered), key=len),
+        "authors": list(max((f["authors"] for f in ordered), key=len)),
+        "tags": _union(f["tags"] for f in ordered),
+        "notes": _union(f["notes"] for f in ordered),
+    }
+    for name in EARLIEST_WITH_VALUE:
+        values[name] = next((f[name] for f in ordered if f[name] not in (None, "")), None)
+    return values
+
+
+def _union(lists: Iterable[list[str]]) -> list[str]:
+    return list(dict.fromkeys(item for items in lists for item in items))
