@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from bot.core import PaperClub
+from bot.daily.latex import readable
 from bot.messages import ChannelRef, Incoming, PaperCard, Reply, UserRef
 
 log = logging.getLogger(__name__)
@@ -79,9 +80,7 @@ def render_card(card: PaperCard) -> str:
     lines = [f"[{card.paper_id}] {card.title}"]
     if card.authors_display:
         lines.append(f"    {card.authors_display}")
-    meta = card.venue
-    if card.score is not None:
-        meta = f"{meta}   score {card.score:.2f}" if meta else f"score {card.score:.2f}"
+    meta = "   ".join(part for part in (card.venue, score_line(card)) if part)
     if meta:
         lines.append(f"    {meta}")
     if card.url:
@@ -98,8 +97,16 @@ def render_card(card: PaperCard) -> str:
         lines.append(f"    note: {_shorten(note, NOTE_CHARS)}")
     if len(card.notes) > NOTES_SHOWN:
         lines.append(f"    (+{len(card.notes) - NOTES_SHOWN} more notes)")
-    lines += [f"    - {line}" for line in card.discussion]
+    # Member notes are set on the card after the core made it: their LaTeX is read here.
+    lines += [f"    - {readable(line)}" for line in card.discussion]
+    lines += [f"    source: {source}" for source in card.sources]
     return "\n".join(lines)
+
+
+def score_line(card: PaperCard) -> str:
+    """"score 6.32 · title match": a title match is ranked above higher scores, and says so."""
+    parts = [f"score {card.score:.2f}"] if card.score is not None else []
+    return " · ".join(parts + (["title match"] if card.title_match else []))
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -56,14 +56,17 @@ class PaperCard:
     url: str | None = None
     authors: list[str] = field(default_factory=list)
     authors_display: str = ""  # first five, then "+N more"
-    venue: str = ""  # collections / track / award in one line
+    venue: str = ""  # where and when published, collections, track, award: one line
     matched_terms: list[str] = field(default_factory=list)
     snippet: str = ""
     score: float | None = None
+    # Ranked first because the query reads as its title, above higher BM25 scores.
+    title_match: bool = False
     reason: str = ""  # why a pick was picked (paper of the day)
     tags: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # notes the source gave (a review's paragraphs)
     discussion: list[str] = field(default_factory=list)  # this channel's member notes, oldest first
+    sources: list[str] = field(default_factory=list)  # "collection: file:line (format)", on `show`
 
 
 @dataclass

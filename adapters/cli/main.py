@@ -39,6 +39,9 @@ DEMO_STEPS = (
     "search diffusion models robustness",
     "show {top}",
     "similar {top}",
+    # Titles written in LaTeX ("$\epsilon$-Greedy", "$O(d/\epsilon)$"), shown as Unicode,
+    # and a title match ranked first.
+    "search epsilon greedy exploration",
     "topics add reinforcement learning",
     "next",
 )

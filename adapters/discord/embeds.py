@@ -17,6 +17,7 @@ from typing import Any
 import discord
 
 from adapters.discord.views import actions_view
+from bot.daily.latex import readable
 from bot.daily.links import web_link
 from bot.messages import PaperCard, Reply
 
@@ -35,10 +36,12 @@ NOTES_SHOWN = 3
 NOTE_CHARS = 300
 # What gives way when a message's embeds exceed 6,000 characters, least important first:
 # (part, the length it may be cut down to). A part is an Embed attribute or the name of a
-# field; "footer" is the BM25 score. Each step cuts that part of every embed to one common
-# length, just short enough to fit, so the cards of a poll stay alike. The title (with
-# the paper's id), the option line ("Why") and who wrote it go last, and never entirely.
+# field; "footer" is the BM25 score (and "title match"). Each step cuts that part of every
+# embed to one common length, just short enough to fit, so the cards of a poll stay alike.
+# The title (with the paper's id), the option line ("Why") and who wrote it go last, and
+# never entirely.
 TRIMS: tuple[tuple[str, int], ...] = (
+    ("Sources", 0),
     ("footer", 0),
     ("Tags", 0),
     ("More notes", 0),
@@ -48,7 +51,7 @@ TRIMS: tuple[tuple[str, int], ...] = (
     ("description", 0),  # the snippet or most of the abstract
     ("Matched", 0),
     ("Discussion", 0),
-    ("Collection", 60),
+    ("Venue", 60),
     ("author", 60),
     ("Why", 100),
     ("title", 60),
@@ -146,7 +149,7 @@ def thread_name(reply: Reply) -> str:
 def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
     """A card's embed, each part within its own limit."""
     fields = [Field(name, cut(value, FIELD_MAX), inline) for name, value, inline in (
-        ("Collection", card.venue, True),
+        ("Venue", card.venue, True),
         ("Matched", ", ".join(card.matched_terms), True),
         ("Tags", ", ".join(card.tags), True),
         ("Why", card.reason, False),
@@ -155,15 +158,26 @@ def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
     if len(card.notes) > NOTES_SHOWN:
         fields.append(Field("More notes", f"+{len(card.notes) - NOTES_SHOWN} (`show {card.paper_id}`)"))
     if card.discussion:
-        fields.append(Field("Discussion", cut(mention("\n".join(card.discussion)), FIELD_MAX), False))
+        # Member notes are set on the card after the core made it: their LaTeX is read here.
+        discussion = "\n".join(readable(note) for note in card.discussion)
+        fields.append(Field("Discussion", cut(mention(discussion), FIELD_MAX), False))
+    if card.sources:
+        fields.append(Field("Sources", cut("\n".join(card.sources), FIELD_MAX), False))
     return CardEmbed(
         title=cut(f"[{card.paper_id}] {card.title}", TITLE_MAX),
         url=web_link(card.url),  # the core checked it already; a card made elsewhere may not be
         description="" if compact else cut(card.snippet, DESCRIPTION_MAX),
         author=cut(card.authors_display, AUTHOR_MAX),
         fields=fields[:FIELDS_MAX],
-        footer=cut(f"BM25 score {card.score:.2f}", FOOTER_MAX) if card.score is not None else "",
+        footer=cut(score_line(card), FOOTER_MAX),
     )
+
+
+def score_line(card: PaperCard) -> str:
+    """"BM25 score 6.32 · title match": a title match is ranked above higher scores, and
+    says so."""
+    parts = [f"BM25 score {card.score:.2f}"] if card.score is not None else []
+    return " · ".join(parts + (["title match"] if card.title_match else []))
 
 
 def fit(cards: list[CardEmbed], total: int = EMBEDS_TOTAL_MAX) -> list[CardEmbed]:

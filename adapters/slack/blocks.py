@@ -20,6 +20,7 @@ import logging
 import re
 from collections.abc import Iterable
 
+from bot.daily.latex import readable, spoken
 from bot.messages import Action, PaperCard, Reply
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ REASON_CHARS = 400
 NOTE_CHARS = 300
 NOTES_SHOWN = 3
 CONTEXT_CHARS = 300
+SOURCES_CHARS = 600
 
 _WORD_EDGES = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)
 _BUTTON_STYLES = {"primary", "danger"}
@@ -153,8 +155,8 @@ def _more_note(left: int) -> str:
 
 def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
     """A section (linked title, authors, snippet with the matched words in bold, why it
-    was picked), a context line (ID, venue, matched terms, tags, score), then notes.
-    `short`: without the snippet and the notes, which `show ID` gives in full."""
+    was picked), a context line (ID, venue, matched terms, tags, score), then notes and
+    sources. `short`: without the snippet, notes and sources, which `show ID` gives."""
     lines = [f"*{_title(card)}*"]
     if card.authors_display:
         lines.append(clip(escape(card.authors_display), AUTHORS_CHARS))
@@ -162,12 +164,16 @@ def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
         lines.append(bold_words(card.snippet, card.matched_terms, SNIPPET_CHARS))
     if card.reason:
         lines.append("*Why:* " + clip(escape(card.reason), REASON_CHARS))
-    if short and (card.snippet or card.notes or card.discussion):
+    if short and (card.snippet or card.notes or card.discussion or card.sources):
         lines.append(f"_Abstract and notes: `show {card.paper_id}`_")
     blocks = [_section("\n".join(lines)), _context(_card_facts(card))]
-    notes = _quoted(card.notes, "note") + _quoted(card.discussion, "member note")
+    # Member notes are set on the card after the core made it: their LaTeX is read here.
+    discussion = [readable(note) for note in card.discussion]
+    notes = _quoted(card.notes, "note") + _quoted(discussion, "member note")
     if notes and not short:
         blocks.append(_section(clip("\n".join(notes), SECTION_CHARS)))
+    if card.sources and not short:
+        blocks.append(_context(["Sources: " + clip(escape("; ".join(card.sources)), SOURCES_CHARS)]))
     return blocks
 
 
@@ -193,9 +199,15 @@ def _card_facts(card: PaperCard) -> list[str]:
         facts.append("matched: " + clip(terms, CONTEXT_CHARS))
     if card.tags:
         facts.append("tags: " + clip(escape(", ".join(card.tags)), CONTEXT_CHARS))
-    if card.score is not None:
-        facts.append(f"score {card.score:.2f}")
+    if card.score is not None or card.title_match:
+        facts.append(score_line(card))
     return facts
+
+
+def score_line(card: PaperCard) -> str:
+    """"score 6.32 · title match": a title match is ranked above higher scores, and says so."""
+    parts = [f"score {card.score:.2f}"] if card.score is not None else []
+    return " · ".join(parts + (["title match"] if card.title_match else []))
 
 
 def _quoted(notes: list[str], kind: str) -> list[str]:
@@ -216,7 +228,9 @@ def bold_words(text: str, words: Iterable[str], limit: int) -> str:
     size = 0
     for token in text.split():
         lead, core, trail = _WORD_EDGES.match(token).groups()
-        core = f"*{escape(core)}*" if core.lower() in wanted else escape(core)
+        # "ε" is marked for "epsilon": the card shows as Unicode what the query matched.
+        marked = core.lower() in wanted or spoken(core).strip().lower() in wanted
+        core = f"*{escape(core)}*" if marked else escape(core)
         piece = escape(lead) + core + escape(trail)
         if size + len(piece) + 1 > limit - 1:
             out.append("…")

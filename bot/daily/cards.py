@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bot.daily.links import web_link
+from bot.daily.latex import readable, spoken
+from bot.daily.links import id_link, web_link
 from bot.messages import PaperCard
 from bot.search.service import Hit
 from bot.search.tokens import Tokenizer
@@ -24,8 +25,29 @@ def authors_display(authors: list[str], shown: int = AUTHORS_SHOWN) -> str:
 
 
 def venue_line(paper: Paper) -> str:
-    parts = [*paper.collections, paper.track, paper.award]
+    """"NeurIPS 2021 · iclr2021 · Oral": where and when it was published, then the
+    collections that hold it, its track and award."""
+    parts = [published(paper), *paper.collections, paper.track, paper.award]
     return " · ".join(p for p in parts if p)
+
+
+def published(paper: Paper) -> str:
+    """"NeurIPS 2021", the venue alone, the year alone, or "" when neither is known."""
+    venue = " ".join(readable(paper.venue or "").split())
+    year = str(paper.year) if paper.year else ""
+    if year and re.search(rf"(?<!\d){year}(?!\d)", venue):  # "NeurIPS 2021" says it already
+        return venue
+    return " ".join(p for p in (venue, year) if p)
+
+
+def paper_link(paper: Paper) -> str | None:
+    """The paper's own url, else one made from its arXiv id, DOI or OpenReview id."""
+    return web_link(paper.url) or id_link(paper.ids())
+
+
+def source_lines(paper: Paper) -> list[str]:
+    """Where the paper came from, "march: sample.bib:5 (bibtex)", for `show`."""
+    return [f"{s.collection}: {s.source}:{s.line} ({s.format})" for s in paper.sources]
 
 
 def matched_words(text: str, stems: Iterable[str], tokenizer: Tokenizer) -> list[str]:
@@ -44,7 +66,7 @@ def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPP
     words = text.split()
     if len(words) <= width:
         return " ".join(words)
-    found = [stems & tokenizer.word_terms(w) if stems else set() for w in words]
+    found = [stems & tokenizer.word_terms(spoken(w)) if stems else set() for w in words]
     best, best_rank = 0, (0, 0)
     for start in range(len(words) - width + 1):
         window = found[start : start + width]
@@ -65,22 +87,27 @@ def card(
     """The card for `paper`; `hit` adds matched terms and a snippet around them, `full`
     shows most of the abstract instead of a preview."""
     stems = set(hit.matched) if hit else set()
+    # LaTeX is shown as Unicode; the preview window and the matched words are found in
+    # that shown text, so the words a renderer marks are the words the member sees.
+    title = readable(paper.title)
     # A paper known only from a review reads through its notes: a preview of them in a
     # result list, all of them (and no preview repeating them) on `show`.
-    preview = paper.abstract or ("" if full else " ".join(paper.notes))
+    preview = readable(paper.abstract or ("" if full else " ".join(paper.notes)))
     return PaperCard(
         paper_id=paper.id,
-        title=paper.title,
-        url=web_link(paper.url),
+        title=title,
+        url=paper_link(paper),
         authors=list(paper.authors),
         authors_display=authors_display(paper.authors),
         venue=venue_line(paper),
-        matched_terms=matched_words(f"{paper.title} {preview}", hit.matched, tokenizer) if hit else [],
+        matched_terms=matched_words(f"{title} {preview}", hit.matched, tokenizer) if hit else [],
         snippet=_clean(snippet(preview, stems, tokenizer, FULL_WORDS if full else SNIPPET_WORDS)),
         score=round(hit.score, 4) if hit else None,
+        title_match=bool(hit and hit.title_match),
         reason=reason,
         tags=list(paper.tags),
-        notes=list(paper.notes) if full else [],
+        notes=[readable(note) for note in paper.notes] if full else [],
+        sources=source_lines(paper) if full else [],
     )
 
 

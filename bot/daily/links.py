@@ -1,4 +1,5 @@
-"""Links on cards: a paper's URL as every platform takes it, or none.
+"""Links on cards: a paper's URL as every platform takes it, one made from its arXiv id,
+DOI or OpenReview id when it has no URL, or none.
 
 Platforms refuse a whole message over one malformed link (Discord: 50035 "not a
 well-formed URL" for a space in an embed's url), so this is the one place a URL is made
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from urllib.parse import quote, urlsplit
 
 LINK_MAX = 2048  # Discord's limit for an embed's url (Slack allows 3,000)
@@ -25,6 +27,17 @@ HOST_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
 BARE_HOST = re.compile(r"(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,63}\.?(?::\d{1,5})?(?=[/?#]|$)")
 STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Where a paper without a url of its own can be read, by the identifiers its sources gave:
+# the preprint first (free to read), then the publisher through the DOI, then OpenReview.
+ID_LINKS = (
+    ("arxiv", "https://arxiv.org/abs/{}"),
+    ("doi", "https://doi.org/{}"),
+    ("openreview", "https://openreview.net/forum?id={}"),
+)
+# An identifier written as a link or with its scheme: "arXiv:2101.00001", "doi:10.1/x",
+# "https://doi.org/10.1/x".
+ID_PREFIX = re.compile(r"^(?:arxiv:|doi:|https?://(?:dx\.)?doi\.org/)", re.IGNORECASE)
+ID_SAFE = "/:;()"  # kept as written in the link; "?", "#", "&" or a space would change it
 
 
 def web_link(url: str | None) -> str | None:
@@ -56,6 +69,15 @@ def web_link(url: str | None) -> str | None:
     except UnicodeEncodeError:  # a lone surrogate: text that is no character at all
         return None
     return link if len(link) <= LINK_MAX else None
+
+
+def id_link(ids: Mapping[str, str]) -> str | None:
+    """A link made from the paper's identifiers (arXiv id, DOI, OpenReview id), or None."""
+    for scheme, template in ID_LINKS:
+        value = ID_PREFIX.sub("", (ids.get(scheme) or "").strip())
+        if value and (link := web_link(template.format(quote(value, safe=ID_SAFE)))):
+            return link
+    return None
 
 
 def _link_host(netloc: str) -> str | None:

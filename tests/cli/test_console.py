@@ -7,14 +7,15 @@ from __future__ import annotations
 import io
 import json
 import queue
+import re
 import signal
 import threading
 
 import pytest
 
-from adapters.console import ConsoleSession
-from bot.messages import Reply
-from tests.processes import start_paperclub
+from adapters.console import ConsoleSession, render_card
+from bot.messages import PaperCard, Reply
+from tests.processes import paperclub, start_paperclub
 
 
 def _run(core, lines: str, as_json: bool = False) -> tuple[str, int]:
@@ -63,6 +64,38 @@ def test_a_reply_linking_to_a_post_says_where_its_discussion_is():
 
     text = render_text(Reply(text="Tomorrow: reading group.", link_to="console-7"))
     assert text.endswith("(discussion: the thread of message console-7)")
+
+
+def test_a_card_shows_title_match_beside_its_score_its_sources_and_member_notes_read():
+    shown = PaperCard(
+        paper_id=750, title="Graph Coarsening with Neural Networks", venue="ICLR 2021 · iclr2021 · Poster",
+        score=6.321, title_match=True, discussion=[r"@u1, 2026-01-05: 8$\times$ faster"],
+        sources=["iclr2021: iclr2021-openreview.md:285 (openreview)"],
+    )
+    assert render_card(shown).splitlines()[1:] == [
+        "    ICLR 2021 · iclr2021 · Poster   score 6.32 · title match",
+        "    - @u1, 2026-01-05: 8× faster",
+        "    source: iclr2021: iclr2021-openreview.md:285 (openreview)",
+    ]
+
+
+def test_show_lists_the_sources_and_search_says_title_match_in_text_and_json(seeded):
+    _library, _search, core = seeded
+    output, _ = _run(core, "search temporally extended epsilon greedy exploration\n", as_json=True)
+    found = json.loads(output)["cards"][0]
+    assert found["title"] == "Temporally-Extended ε -Greedy Exploration" and found["title_match"] is True
+    assert found["sources"] == []  # a result list leaves them to `show`
+    output, _ = _run(core, f"show {found['paper_id']}\n")
+    assert "    source: openreview: iclr2021-openreview.md:285 (openreview)" in output.splitlines()
+
+
+def test_the_demo_shows_a_latex_title_as_unicode_and_a_venue_line(tmp_path):
+    result = paperclub("demo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^\[\d+\] Temporally-Extended ε -Greedy Exploration$", result.stdout, re.MULTILINE)
+    assert "Mini-batch k-means terminates within O(d/ε) iterations" in result.stdout
+    assert re.search(r"^    iclr2021 · Poster   score [\d.]+ · title match$", result.stdout, re.MULTILINE)
+    assert "$\\" not in result.stdout
 
 
 class RaisingCore:

@@ -57,6 +57,23 @@ def test_a_card_links_its_title_names_its_authors_venue_and_bolds_the_matched_wo
     ]
 
 
+def test_a_title_match_says_so_beside_its_score():
+    lifted = PaperCard(paper_id=3, title="Graph Coarsening with Neural Networks", score=6.321, title_match=True)
+    assert card_blocks(lifted)[1]["elements"][-1]["text"] == "score 6.32 · title match"
+    assert card_blocks(CARD)[1]["elements"][-1]["text"] == "score 12.35"
+
+
+def test_a_full_card_lists_its_sources_and_reads_latex_in_member_notes():
+    shown = PaperCard(paper_id=3, title="T", snippet="S", discussion=[r"@U1, 2026-01-05: 8$\times$ faster"],
+                      sources=["march: papers.bib:5 (bibtex)", "arxiv: feed<1>.atom:36 (arxiv)"])
+    *_, notes, sources = card_blocks(shown)
+    assert notes["text"]["text"] == "> _member note:_ @U1, 2026-01-05: 8× faster"
+    assert sources["elements"][0]["text"] == (
+        "Sources: march: papers.bib:5 (bibtex); arxiv: feed&lt;1&gt;.atom:36 (arxiv)"
+    )
+    assert "Sources" not in str(card_blocks(shown, short=True))  # `show ID` has them
+
+
 def test_a_url_slack_cannot_parse_whole_is_not_made_a_link():
     odd = PaperCard(paper_id=1, title="T", url="https://x.org/a|b>c")
     assert card_blocks(odd)[0]["text"]["text"].startswith("*T*")
@@ -100,6 +117,8 @@ cards = st.builds(
     tags=st.lists(st.text(max_size=100), max_size=20),
     notes=st.lists(texts, max_size=6),
     discussion=st.lists(texts, max_size=6),
+    title_match=st.booleans(),
+    sources=st.lists(st.text(max_size=600), max_size=12),
 )
 actions = st.builds(
     Action,
@@ -166,6 +185,9 @@ HUGE = PaperCard(
     reason="Matches this channel's topics: attention.",
     notes=["@here read this " * 40] * 3,
     discussion=["@everyone a long member note " * 20] * 3,
+    sources=["a-collection: a/long/path/to/its/file.bib:12345 (bibtex)"] * 40,
+    score=1.0,
+    title_match=True,
 )
 
 
