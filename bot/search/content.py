@@ -1,8 +1,10 @@
 """What one version of the search index holds, and how it is built from papers.
 
-An `IndexContent` is BM25 over the papers' text, the papers' ids and titles, and the
-postings of the filter fields (author words, tracks, collections, tags), all flat arrays
-that `bot.search.files` writes and memory-maps back.
+An `IndexContent` is BM25 over the papers' text, the papers' ids and titles, the
+postings of the filter fields (author words, tracks, collections, tags) with the values
+as written for those a reply lists, and the words as written that did-you-mean suggests
+(see bot.search.suggest), all flat arrays that `bot.search.files` writes and
+memory-maps back.
 
 Building tokenises papers in batches; past `PARALLEL_AFTER` papers the batches go to
 worker processes (tokenising is pure Python and dominates a build). Given the previous
@@ -17,19 +19,27 @@ import hashlib
 import multiprocessing
 import os
 import re
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
+from operator import itemgetter
 
 import numpy as np
 
 from bot.search.arrays import Arrays, SparseRows, StringTable
 from bot.search.bm25 import Bm25Index, Bm25Params, TermCounts
+from bot.search.suggest import Spelling, WordCounts
 from bot.search.tokens import Tokenizer, fold
 
 FILTER_FIELDS = ("author", "track", "in", "tag")
+# Fields whose values a reply lists when one typed matches nothing ("tracks: Oral, ...");
+# author keys are single words of names, which nobody needs listed.
+LISTED_FIELDS = ("track", "in", "tag")
+SPELLING_MIN_PAPERS = 2  # a word is suggested only if its stem is in this many papers
 BATCH = 2_000  # papers a worker tokenises per task
 GROUP = 50  # batches merged together as they arrive
 PARALLEL_AFTER = 20_000  # below this, starting worker processes costs more than it saves
@@ -71,6 +81,27 @@ def _words(value: str) -> tuple[str, ...]:
     return tuple(w for w in field_value_key(value).split("-") if w)
 
 
+def display_names(papers: Iterable[IndexedPaper]) -> dict[str, dict[str, str]]:
+    """Per listed field, each key's value as first written ("top-25" -> "top 25%")."""
+    names: dict[str, dict[str, str]] = {f: {} for f in LISTED_FIELDS}
+    for paper in papers:
+        values = {"track": (paper.track, paper.award), "in": paper.collections, "tag": paper.tags}
+        for fld, written in values.items():
+            for value in written:
+                if value:
+                    names[fld].setdefault(field_value_key(value), value)
+    return names
+
+
+def merge_names(parts: Iterable[dict[str, dict[str, str]]]) -> dict[str, dict[str, str]]:
+    merged: dict[str, dict[str, str]] = {f: {} for f in LISTED_FIELDS}
+    for part in parts:
+        for fld, names in part.items():
+            for key, value in names.items():
+                merged[fld].setdefault(key, value)
+    return merged
+
+
 def content_hash(paper: IndexedPaper) -> int:
     """A 63-bit hash of everything the index reads of a paper (its id aside)."""
     fields = [
@@ -100,6 +131,11 @@ class Batch:
     terms: TermCounts
     title_terms: TermCounts  # the title's terms without hyphenated wholes (title matching)
     filters: dict[str, TermCounts]  # field -> document -> keys
+    # Not per document, so `take` keeps them whole: after an incremental build the counts
+    # include papers since changed or gone. They only order suggestions and listings, and
+    # a word or value whose stem or key left the index is dropped when it is assembled.
+    words: WordCounts  # the plain words of the text as written (did-you-mean)
+    names: dict[str, dict[str, str]]  # listed field -> key -> value as written
 
     @classmethod
     def of(cls, papers: Sequence[IndexedPaper], tokenizer: Tokenizer) -> Batch:
@@ -109,9 +145,11 @@ class Batch:
             np.array([p.paper_id for p in papers], dtype=np.int64),
             np.array([content_hash(p) for p in papers], dtype=np.int64),
             StringTable.from_strings(p.title for p in papers),
-            TermCounts.count(text for text, _title in tokens),
+            TermCounts.count([t for t, _w in text] for text, _title in tokens),
             TermCounts.count(sorted(plain_terms(title)) for _text, title in tokens),
             {f: TermCounts.count(sorted(k[f]) for k in keys) for f in FILTER_FIELDS},
+            WordCounts.count(map(itemgetter(1), chain.from_iterable(t for t, _ in tokens))),
+            display_names(papers),
         )
 
     @classmethod
@@ -122,6 +160,7 @@ class Batch:
         titles = StringTable.concat([b.titles for b in batches])
         terms, title_terms = [b.terms for b in batches], [b.title_terms for b in batches]
         filters = {f: [b.filters[f] for b in batches] for f in FILTER_FIELDS}
+        words, names = [b.words for b in batches], [b.names for b in batches]
         batches.clear()
         return cls(
             paper_ids,
@@ -130,6 +169,8 @@ class Batch:
             TermCounts.merge(terms),
             TermCounts.merge(title_terms),
             {f: TermCounts.merge(parts) for f, parts in filters.items()},
+            WordCounts.merge(words),
+            merge_names(names),
         )
 
     def take(self, docs: np.ndarray) -> Batch:
@@ -141,18 +182,22 @@ class Batch:
             self.terms.take(docs),
             self.title_terms.take(docs),
             {f: c.take(docs) for f, c in self.filters.items()},
+            self.words,
+            self.names,
         )
 
 
 def _text_and_title_tokens(
     paper: IndexedPaper, tokenizer: Tokenizer
-) -> tuple[list[str], list[str]]:
-    """The tokens of the text and of the title. A searchable text starts with its title
-    line, and no token spans a line break, so the title is tokenised once, not twice."""
-    title = tokenizer.tokens(paper.title)
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """The (term, word as written) pairs of the text, and the title's terms. A searchable
+    text starts with its title line, and no token spans a line break, so the title is
+    tokenised once, not twice."""
+    title = tokenizer.terms_with_words(paper.title)
+    title_terms = [t for t, _w in title]
     if paper.text.startswith(paper.title + "\n"):
-        return title + tokenizer.tokens(paper.text[len(paper.title) + 1 :]), title
-    return tokenizer.tokens(paper.text), title
+        return title + tokenizer.terms_with_words(paper.text[len(paper.title) + 1 :]), title_terms
+    return tokenizer.terms_with_words(paper.text), title_terms
 
 
 def plain_terms(tokens: Iterable[str]) -> set[str]:
@@ -166,12 +211,27 @@ class FilterPostings:
 
     keys: StringTable
     docs: SparseRows
+    # Listed fields: per key, the value as written, or "" for a key that is only a word
+    # of values (tag:learning); None for authors.
+    names: StringTable | None = None
 
     def docs_of(self, key: str) -> np.ndarray:
         row = self.keys.find(key)
         if row is None:
             return np.zeros(0, dtype=np.int32)
         return self.docs.cols[slice(*self.docs.bounds(row))]
+
+    def values(self) -> list[tuple[str, int]]:
+        """(value as written, how many papers have it) for each whole value."""
+        if self.names is None:
+            return []
+        sizes = self.docs.row_lengths().tolist()
+        return [(name, size) for name, size in zip(self.names.to_list(), sizes) if name]
+
+    def names_by_key(self) -> dict[str, str]:
+        if self.names is None:
+            return {}
+        return {k: n for k, n in zip(self.keys.to_list(), self.names.to_list()) if n}
 
 
 @dataclass
@@ -183,6 +243,7 @@ class IndexContent:
     title_vocabulary: StringTable  # sorted
     title_terms: SparseRows  # document -> ids of its title's plain terms
     filters: dict[str, FilterPostings]
+    spelling: Spelling  # the words did-you-mean suggests
 
     @property
     def doc_count(self) -> int:
@@ -212,27 +273,25 @@ class IndexContent:
             groups.append(Batch.merge(waiting))
         if previous is not None and reused:
             groups.insert(0, previous._as_batch().take(np.asarray(reused, dtype=np.int64)))
-        return cls._assemble(Batch.merge(groups) if groups else Batch.of([], tokenizer), params)
+        batch = Batch.merge(groups) if groups else Batch.of([], tokenizer)
+        return cls._assemble(batch, params, tokenizer)
 
     @classmethod
-    def _assemble(cls, batch: Batch, params: Bm25Params) -> IndexContent:
+    def _assemble(cls, batch: Batch, params: Bm25Params, tokenizer: Tokenizer) -> IndexContent:
         order = np.argsort(batch.paper_ids, kind="stable")
         if np.any(order != np.arange(len(order))):
             batch = batch.take(order)
-        postings = {
-            f: FilterPostings(
-                StringTable.from_strings(c.vocabulary), c.rows.transpose(len(c.vocabulary))
-            )
-            for f, c in batch.filters.items()
-        }
+        postings = {f: _postings(c, batch.names.get(f)) for f, c in batch.filters.items()}
+        bm25 = Bm25Index.from_counts(batch.terms, params)
         return cls(
-            Bm25Index.from_counts(batch.terms, params),
+            bm25,
             batch.paper_ids,
             batch.hashes,
             batch.titles,
             StringTable.from_strings(batch.title_terms.vocabulary),
             batch.title_terms.rows,
             postings,
+            _spelling(batch.words, tokenizer, batch.terms.vocabulary, bm25),
         )
 
     def _as_batch(self) -> Batch:
@@ -246,7 +305,17 @@ class IndexContent:
         titles = TermCounts(
             self.title_vocabulary.to_list(), self.title_terms, np.zeros(self.doc_count, np.int32)
         )
-        return Batch(self.paper_ids, self.hashes, self.titles, self.bm25.counts(), titles, filters)
+        names = {f: self.filters[f].names_by_key() for f in LISTED_FIELDS}
+        return Batch(
+            self.paper_ids,
+            self.hashes,
+            self.titles,
+            self.bm25.counts(),
+            titles,
+            filters,
+            self.spelling.word_counts(),
+            names,
+        )
 
     # --- persistence ---------------------------------------------------------------
 
@@ -258,10 +327,13 @@ class IndexContent:
             **self.titles.arrays("titles"),
             **self.title_vocabulary.arrays("title_vocabulary"),
             **self.title_terms.arrays("title_terms"),
+            **self.spelling.arrays(),
         }
         for fld, postings in self.filters.items():
             arrays.update(postings.keys.arrays(f"filter.{fld}.keys"))
             arrays.update(postings.docs.arrays(f"filter.{fld}.docs"))
+            if postings.names is not None:
+                arrays.update(postings.names.arrays(f"filter.{fld}.names"))
         return arrays
 
     @classmethod
@@ -270,6 +342,7 @@ class IndexContent:
             f: FilterPostings(
                 StringTable.from_arrays(arrays, f"filter.{f}.keys"),
                 SparseRows.from_arrays(arrays, f"filter.{f}.docs"),
+                _names_from(arrays, f),
             )
             for f in FILTER_FIELDS
         }
@@ -281,7 +354,36 @@ class IndexContent:
             StringTable.from_arrays(arrays, "title_vocabulary"),
             SparseRows.from_arrays(arrays, "title_terms"),
             filters,
+            Spelling.from_arrays(arrays),
         )
+
+
+def _postings(counts: TermCounts, names: dict[str, str] | None) -> FilterPostings:
+    keys = StringTable.from_strings(counts.vocabulary)
+    docs = counts.rows.transpose(len(counts.vocabulary))
+    if names is None:
+        return FilterPostings(keys, docs)
+    written = StringTable.from_strings(names.get(k, "") for k in counts.vocabulary)
+    return FilterPostings(keys, docs, written)
+
+
+def _names_from(arrays: Mapping[str, np.ndarray], fld: str) -> StringTable | None:
+    return StringTable.from_arrays(arrays, f"filter.{fld}.names") if fld in LISTED_FIELDS else None
+
+
+def _spelling(
+    words: WordCounts, tokenizer: Tokenizer, vocabulary: list[str], bm25: Bm25Index
+) -> Spelling:
+    """The words whose stem is in SPELLING_MIN_PAPERS papers or more (bot.search.suggest
+    says why). `vocabulary` is BM25's, sorted: term ids are ranks in it."""
+    papers = bm25.term_docs.row_lengths()
+    keep = []
+    for position, stem in enumerate(tokenizer.stems(words.words)):
+        term = bisect_left(vocabulary, stem)
+        known = term < len(vocabulary) and vocabulary[term] == stem
+        if known and papers[term] >= SPELLING_MIN_PAPERS:
+            keep.append(position)
+    return Spelling.build([words.words[i] for i in keep], words.counts[keep])
 
 
 def _unchanged_filter(

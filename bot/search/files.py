@@ -35,7 +35,7 @@ from sqlalchemy.engine import make_url
 from bot.search.bm25 import Bm25Params
 from bot.search.tokens import Tokenizer
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: filter values as written, did-you-mean words
 MMAP_FROM = 1 << 16  # bytes; smaller arrays are read into memory (and empty ones cannot be mapped)
 STALE_TEMP = 3600  # seconds after which a temp dir is a crashed build's leftover
 

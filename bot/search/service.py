@@ -29,6 +29,7 @@ from bot.search.content import (
     plain_terms,
 )
 from bot.search.files import IndexStore, StoredVersion, default_index_dir, fingerprint
+from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "QueryError",
     "SearchIndex",
     "SearchService",
+    "Spellcheck",
     "field_value_key",
 ]
 
@@ -51,6 +53,12 @@ TITLE_POOL = 50
 TITLE_COVERED = 0.6  # share of the title's terms the query must contain
 QUERY_COVERED = 0.8  # share of the query's terms the title must contain
 _FILTER = re.compile(r'\b(author|track|in|tag):(?:"([^"]*)"|(\S+))', re.IGNORECASE)
+LISTED_MAX = 10  # values an unknown filter's reply lists: the most used ones, then "…"
+_FIELD_NAMES = {
+    "track": ("track", "tracks"),
+    "in": ("collection", "collections"),
+    "tag": ("tag", "tags"),
+}
 
 
 class QueryError(ValueError):
@@ -144,6 +152,46 @@ class SearchIndex:
         mask = np.zeros(len(self), dtype=bool)
         mask[postings.docs_of(field_value_key(value))] = True
         return mask
+
+    def unknown_filter(self, query: Query) -> str | None:
+        """What to say when a filter's value matches no paper: it names the value and,
+        for tracks, collections and tags, lists the values there are."""
+        for fld, values in query.filters.items():
+            for value in values:
+                if not self._field_mask(fld, value).any():
+                    return self._no_such(fld, value)
+        return None
+
+    def _no_such(self, fld: str, value: str) -> str:
+        if fld == "author":
+            return f"No author matching `{value}`."
+        one, many = _FIELD_NAMES[fld]
+        listed = self.content.filters[fld].values()
+        if not listed:
+            return f"No {one} `{value}`; no paper has {many}."
+        # The most used values when there are too many to list, shown alphabetically.
+        shown = sorted(listed, key=lambda v: -v[1])[:LISTED_MAX]
+        names = sorted((name for name, _papers in shown), key=str.casefold)
+        more = ", …" if len(listed) > LISTED_MAX else ""
+        return f"No {one} `{value}`; {many}: {', '.join(names)}{more}"
+
+    def unknown_words(self, text: str) -> list[str]:
+        """The words of `text` (folded as the tokenizer does) that no paper contains. A
+        hyphenated word is judged by its parts, which are what its whole is made of."""
+        unknown = (
+            word
+            for term, word in self.tokenizer.terms_with_words(text)
+            if "-" not in word and self.bm25.vocabulary.find(term) is None
+        )
+        return list(dict.fromkeys(unknown))
+
+    def spellcheck(self, query: Query) -> Spellcheck:
+        """The query's unknown words and the closest indexed words to them."""
+        unknown = self.unknown_words(query.text)
+        spelling = self.content.spelling
+        found = {word: spelling.closest(word) for word in unknown}
+        corrections = {word: meant for word, meant in found.items() if meant is not None}
+        return Spellcheck(tuple(unknown), corrections, _FILTER)
 
     def search(self, query: Query, k: int = 10) -> list[Hit]:
         tokens = self.tokenizer.tokens(query.text)

@@ -61,6 +61,10 @@ class Tokenizer:
     def _stem(self, word: str) -> str:
         return self._stemmer.stemWord(word)
 
+    def stems(self, words: list[str]) -> list[str]:
+        """The stems of plain words, in one call to the stemmer (an index's word list)."""
+        return self._stemmer.stemWords(words)
+
     def words(self, text: str) -> list[str]:
         """The unstemmed, stop-word-free words of `text` (used to show matched terms)."""
         raw = _TERM.findall(fold(strip_latex(text)))

@@ -32,13 +32,14 @@ def tokenised(monkeypatch) -> TokenCount:
     """Counts the texts every tokenizer tokenises (a subclass would change the index's
     fingerprint): loading an index must tokenise no paper."""
     count = TokenCount()
-    original = Tokenizer.tokens
+    # Every text goes through terms_with_words: a build keeps the words as written too.
+    original = Tokenizer.terms_with_words
 
-    def counting(self, text: str) -> list[str]:
+    def counting(self, text: str) -> list[tuple[str, str]]:
         count.calls += 1
         return original(self, text)
 
-    monkeypatch.setattr(Tokenizer, "tokens", counting)
+    monkeypatch.setattr(Tokenizer, "terms_with_words", counting)
     return count
 
 

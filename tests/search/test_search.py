@@ -104,3 +104,61 @@ def test_similar_papers_share_the_topic_and_exclude_the_paper(seeded):
         for p in library.get_many(h.paper_id for h in similar).values()
     ]
     assert sum("forget" in t or "continual" in t for t in texts) >= 4
+
+
+def _reply(core, text: str):
+    return core.handle(Incoming(ChannelRef("console", "local", "t"), UserRef("console", "u"), text))
+
+
+def test_an_unknown_filter_value_is_named_with_the_values_there_are(seeded):
+    _library, _search, core = seeded
+    assert _reply(core, "search learning in:nosuch").text == (
+        "No collection `nosuch`; collections: blog-review, openreview, poster-session, "
+        "topic-abstracts, trending"
+    )
+    assert _reply(core, "search track:bogus").text == (
+        "No track `bogus`; tracks: Honorable Mention, Oral, Outstanding Paper, Poster, "
+        "poster accept, Spotlight, top 25%, top 5%"
+    )
+    assert _reply(core, 'search graphs tag:"no such tag"').text == (
+        "No tag `no such tag`; tags: Architectural Bias, Continual Learning, Domain Adaptation, "
+        "Emergent Communication, Explaining Learning and Learning Phenomenon, "
+        "Symbolic Learning and Structured Prediction, Training Strategy"
+    )
+    assert _reply(core, "search learning author:nobodyatall").text == (
+        "No author matching `nobodyatall`."
+    )
+    # Each word is someone's, but no paper has an author with both.
+    assert _reply(core, 'search author:"Bohang LeCun"').text == (
+        "No author matching `Bohang LeCun`."
+    )
+
+
+def test_known_filter_values_in_any_case_are_not_reported(seeded):
+    _library, search, core = seeded
+    index = search.current()
+    query = Query.parse('learning in:TRENDING track:ORAL author:"bohang zhang" tag:continual')
+    assert index.unknown_filter(query) is None
+    assert _reply(core, "search learning in:Trending").cards
+    assert index.unknown_filter(Query.parse("in:trending track:oral in:nosuch")) == (
+        "No collection `nosuch`; collections: blog-review, openreview, poster-session, "
+        "topic-abstracts, trending"
+    )
+
+
+def test_a_long_list_of_values_shows_the_ten_most_used_then_an_ellipsis():
+    from bot.search.content import IndexedPaper
+    from bot.search.service import SearchIndex
+    from bot.search.tokens import Tokenizer
+
+    # Tag t00 is on 1 paper, t01 on 2, ... t13 on 14: the ten most used are t04..t13.
+    papers = [
+        IndexedPaper(i, f"paper {i}", f"paper {i}", tags=[f"T{t:02d}" for t in range(14) if i <= t])
+        for i in range(14)
+    ]
+    index = SearchIndex.build(1, Tokenizer(), papers)
+    assert index.unknown_filter(Query.parse("tag:zz")) == (
+        "No tag `zz`; tags: " + ", ".join(f"T{t:02d}" for t in range(4, 14)) + ", …"
+    )
+    no_collections = "No collection `x`; no paper has collections."
+    assert index.unknown_filter(Query.parse("in:x")) == no_collections
