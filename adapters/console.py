@@ -51,6 +51,8 @@ class ConsoleSession:
             out.write(PROMPT)
             out.flush()
         for line in lines:
+            if line.strip().lower() in QUIT_WORDS:  # the console's own words, not the bot's
+                break
             if line.strip() and not line.lstrip().startswith("#"):
                 reply = self.answer(line.strip())
                 errors += not reply.ok
@@ -60,6 +62,9 @@ class ConsoleSession:
                 out.write(PROMPT)
             out.flush()
         return errors
+
+
+QUIT_WORDS = frozenset({"exit", "quit", "/exit", "/quit"})
 
 
 def render_json(reply: Reply) -> str:

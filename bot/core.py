@@ -6,6 +6,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from sqlalchemy.exc import InterfaceError, OperationalError
@@ -13,7 +14,8 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from bot.corpus.library import Library
 from bot.daily.cards import card
 from bot.daily.channels import Channels
-from bot.daily.commands import ChannelCommands
+from bot.daily.commands import ChannelCommands, describe_schedule
+from bot.daily.latex import readable
 from bot.daily.posts import DailyPosts, Deliver, TickReport
 from bot.grammar import (
     LINE_CHARS,
@@ -47,7 +49,7 @@ DATABASE_DOWN = (
 DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
 # What a button the core rendered can say (bot/daily/replies.py, bot/votes/commands.py):
 # a vote on a post or a poll. A click carrying anything else was not made by us.
-RENDERED_ACTION = re.compile(r"vote [0-9]{1,10} (?:up|down|read|none|[0-9]{1,2})")
+RENDERED_ACTION = re.compile(r"vote ([0-9]{1,10}) (up|down|read|none|[0-9]{1,2})")
 NOT_OUR_BUTTON = "That button is not one of paperclub's, so nothing was done."
 # A bug of ours met a member's line: they get this, the log gets the traceback.
 OUR_FAULT = (
@@ -97,6 +99,8 @@ class PaperClub:
                 ),
                 Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self._show),
                 Command("similar", "similar ID", "Papers like this one.", "similar 42", self._similar),
+                Command("settings", "settings", "This channel's settings in one place: schedule, topics, "
+                        "collections, meeting, presenters, open poll.", "settings", self._settings),
                 *ChannelCommands(channels, daily, library, clock).commands(),
                 *self.vote_commands.commands(),
                 *self.meeting_commands.commands(),
@@ -177,10 +181,14 @@ class PaperClub:
         """A button click, whose text is the value of the action it carries. Only the
         actions the core renders run; anything else (a crafted payload naming, say,
         `schedule off`) is refused with one log line and changes nothing."""
-        if RENDERED_ACTION.fullmatch(incoming.text) is None:
+        action = RENDERED_ACTION.fullmatch(incoming.text)
+        if action is None:
             log.warning("refused a click from %s in %s: not a rendered action",
                         incoming.user.user_id, incoming.channel.key())
             return Reply(text=NOT_OUR_BUTTON, ephemeral=True, ok=False)
+        target, choice = action.groups()
+        if not choice.isdigit():  # a post's button names the post, not the paper
+            incoming = replace(incoming, text=f"vote post:{target} {choice}")
         return self.handle(incoming)
 
     def _answer(self, incoming: Incoming, name: str, args: str) -> Reply:
@@ -218,11 +226,14 @@ class PaperClub:
             raise UsageError("Say what to search for.")
         index = self.search_service.current()
         hits = index.search(query, SEARCH_RESULTS)
+        spelling = index.spellcheck(query)  # unknown words and what they may have meant
         if not hits:
-            return Reply(text=f"No papers match `{args}`. Try fewer or broader words.")
+            return Reply(text=index.unknown_filter(query) or spelling.no_match(args))
         papers = self.library.get_many(h.paper_id for h in hits)
         cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
-        return Reply(text=f"Top {len(cards)} of {len(index):,} papers for `{args}`:", cards=cards)
+        text = f"Top {len(cards)} of {len(index):,} papers for `{args}`:"
+        note = spelling.note()
+        return Reply(text=f"{text}\n{note}" if note else text, cards=cards)
 
     def _show(self, incoming: Incoming, args: str) -> Reply:
         paper = self._paper_arg(args)
@@ -237,7 +248,22 @@ class PaperClub:
             return Reply(text=f"Nothing in the corpus resembles paper {paper.id}.")
         papers = self.library.get_many(h.paper_id for h in hits)
         cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
-        return Reply(text=f"Papers like {paper.id} “{paper.title}”:", cards=cards)
+        return Reply(text=f"Papers like {paper.id} “{readable(paper.title)}”:", cards=cards)
+
+    def _settings(self, incoming: Incoming, args: str) -> Reply:
+        if args.strip():
+            raise UsageError("`settings` takes no arguments.")
+        channel = self.channels.get(incoming.channel)
+        topics = "; ".join(channel.topics) or "none (picks tour the whole corpus)"
+        lines = [
+            describe_schedule(channel),
+            f"Topics: {topics}",
+            f"Collections: {', '.join(channel.collections) or 'all'}",
+            *self.meeting_commands.describe_all(channel.id),
+        ]
+        poll = self.vote_commands.polls.open_poll(channel.id)
+        lines.append(self.vote_commands.poll_status(poll) if poll else "Poll: none open.")
+        return Reply(text="\n".join(lines), ephemeral=True)
 
     def _paper_arg(self, args: str):
         ref = args.split()[0] if args.split() else ""

@@ -93,6 +93,7 @@ TEMPLATES = (
     "schedule off", "schedule on", "topics add {TEXT}", "topics remove {TEXT}", "topics clear", "use {TEXT}",
     "use all", "today", "next", "session every {DAY} {TIME} {ZONE}", "session skip {DATE}", "session off",
     "presenters add {MEMBER}", "presenters remove {MEMBER}", "volunteer", "swap {MEMBER}", "help {TEXT}",
+    "settings", "settings {TEXT}", "vote {N}", "poll", "vote post:{ID} {VOTE}",
 )
 TEXT = st.one_of(ANY_TEXT, VALUES, st.text(alphabet=st.sampled_from("ab \x00\u202e²"), max_size=8))
 SLOTS = {
@@ -100,7 +101,8 @@ SLOTS = {
     "N": st.one_of(st.integers(0, 60).map(str), NUMBERS),
     "TEXT": TEXT,
     "VOTE": st.one_of(st.sampled_from(["up", "down", "read", "none", "1", "2", "4", "11"]), NUMBERS, TEXT),
-    "DURATION": st.one_of(st.sampled_from(["10m", "48h", "2d", "15d", "9m", "0h", "99999d"]), NUMBERS, TEXT),
+    "DURATION": st.one_of(st.sampled_from(["10m", "48h", "2d", "1w", "3w", "15d", "9m", "0h", "99999d"]),
+                          NUMBERS, TEXT),
     "FILTER": st.one_of(st.sampled_from(["in:trending", "in:nosuch", "track:oral", "track:bogus", "author:x",
                                          "tag:", "in:", 'author:"a b"']), TEXT),
     "TIME": st.one_of(st.sampled_from(["09:00", "23:59", "00:00", "24:00", "9", "٠٩:٠٠"]), TEXT),

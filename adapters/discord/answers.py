@@ -35,7 +35,7 @@ NOT_IN_A_SERVER = Reply(text="paperclub works in server channels, not in direct 
 FAILED = "Something went wrong on our side, so this did not go through (it is logged). Please try again in a minute."
 # Commands whose every reply is for the asking member alone (the core answers them with
 # `ephemeral`): deferred privately from the start. tests/discord checks the core agrees.
-PRIVATE_COMMANDS = frozenset({"help", "vote"})
+PRIVATE_COMMANDS = frozenset({"help", "vote", "settings"})
 
 
 def answers_privately(text: str) -> bool:

@@ -140,6 +140,10 @@ class PaperCommands(app_commands.Group, name="paper", description="paperclub: pa
     async def use(self, interaction: discord.Interaction, collections: str) -> None:
         await answer(interaction, command_text("use", collections))
 
+    @app_commands.command(description="This channel's settings in one place.")
+    async def settings(self, interaction: discord.Interaction) -> None:
+        await answer(interaction, "settings")
+
     @app_commands.command(description="Today's paper, or when the next one is due.")
     async def today(self, interaction: discord.Interaction) -> None:
         await answer(interaction, "today")
@@ -154,11 +158,11 @@ class PaperCommands(app_commands.Group, name="paper", description="paperclub: pa
                       count: app_commands.Range[int, 1, HISTORY_MAX] | None = None) -> None:
         await answer(interaction, command_text("history", count))
 
-    @app_commands.command(description="Vote on a post, or in a poll.")
-    @app_commands.describe(target="the post or poll ID",
-                           choice="up, down, read or none on a post; an option number in a poll")
+    @app_commands.command(description="Vote on a paper posted here, or for an option of the open poll.")
+    @app_commands.describe(target="the paper's number (on its card); alone, an option of the open poll",
+                           choice="up, down, read or none on a paper")
     async def vote(self, interaction: discord.Interaction, target: app_commands.Range[int, 1, None],
-                   choice: str) -> None:
+                   choice: str | None = None) -> None:
         await answer(interaction, command_text("vote", target, choice))
 
     @vote.autocomplete("choice")
@@ -170,9 +174,10 @@ class PaperCommands(app_commands.Group, name="paper", description="paperclub: pa
     async def nominate(self, interaction: discord.Interaction, paper: str) -> None:
         await answer(interaction, command_text("nominate", paper))
 
-    @app_commands.command(description="Start a poll on what to read next, or close it (managers).")
+    @app_commands.command(description="The open poll; or start one, or close it (managers).")
     @app_commands.describe(options="how many papers to choose from (default 4)",
-                           duration="how long it runs: 90m, 48h, 3d (default 48h)", close="close the open poll now")
+                           duration="how long it runs: 90m, 48h, 3d, 1w (default 48h)",
+                           close="close the open poll now")
     async def poll(self, interaction: discord.Interaction,
                    options: app_commands.Range[int, 2, POLL_OPTIONS_MAX] | None = None,
                    duration: str | None = None, close: bool = False) -> None:

@@ -12,6 +12,7 @@ from datetime import datetime
 from bot.corpus.library import Library
 from bot.daily.cards import card
 from bot.daily.channels import Channels, ChannelSettings
+from bot.daily.latex import readable
 from bot.daily.posts import DailyPosts
 from bot.daily.schedule import (
     SCHEDULE_EXAMPLE,
@@ -197,7 +198,7 @@ class ChannelCommands:
             return Reply(text="Nothing posted here yet.")
         papers = self.library.get_many(p.paper_id for p in posts)
         lines = [
-            f"{p.posted_at:%Y-%m-%d} [{p.paper_id}] {papers[p.paper_id].title}" for p in posts if p.paper_id in papers
+            f"{p.posted_at:%Y-%m-%d} [{p.paper_id}] {readable(papers[p.paper_id].title)}" for p in posts if p.paper_id in papers
         ]
         return Reply(text="Posted here, newest first:\n" + "\n".join(lines))
 

@@ -7,6 +7,7 @@ from datetime import date
 from bot.corpus.library import Library
 from bot.daily.cards import card, matched_words
 from bot.daily.channels import ChannelSettings
+from bot.daily.latex import readable
 from bot.daily.picks import Pick
 from bot.messages import Action, Reply
 from bot.search.service import Hit
@@ -24,7 +25,7 @@ class PostReplies:
         hit = Hit(paper.id, 0.0, tuple(post.matched)) if post.matched else None
         heading = f"Paper of the day, {post.local_date:%A %d %B %Y}" if post.local_date else "Next paper"
         return Reply(
-            text=f"{heading}: {paper.title}\n{tally_line}",
+            text=f"{heading}: {readable(paper.title)}\n{tally_line}",
             cards=[card(paper, self.tokenizer, hit, reason=post.reason)],
             actions=vote_actions(post.id),
             post_id=post.id,
@@ -37,10 +38,10 @@ class PostReplies:
         hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
         heading = f"Paper of the day, {day:%A %d %B %Y}" if day else "Next paper"
         return Reply(
-            text=f"{heading}: {paper.title}",
+            text=f"{heading}: {readable(paper.title)}",
             cards=[card(paper, self.tokenizer, hit, reason=reason)],
             actions=vote_actions(post_id) if post_id is not None else [],
-            open_thread=_thread_name(paper.title),
+            open_thread=_thread_name(readable(paper.title)),
             post_id=post_id,
         )
 
@@ -52,7 +53,7 @@ class PostReplies:
         parts = []
         if pick.resembles:
             liked = self.library.get_many(pick.resembles)
-            titles = ", ".join(f"“{liked[p].title}”" for p in pick.resembles if p in liked)
+            titles = ", ".join(f"“{readable(liked[p].title)}”" for p in pick.resembles if p in liked)
             parts.append(f"Like papers this channel voted up: {titles}.")
         if on_topic:
             words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer)

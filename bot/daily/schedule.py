@@ -103,23 +103,26 @@ def parse_time(text: str) -> time:
 
 
 @lru_cache(maxsize=1)
-def _zone_names() -> frozenset[str]:
-    return frozenset(available_timezones())
+def _zone_names() -> dict[str, str]:
+    """Every IANA zone name by its lowercase form: members type europe/berlin too."""
+    return {name.lower(): name for name in available_timezones()}
 
 
 def parse_zone(text: str) -> str:
+    """The canonical IANA name for `text`, in any case (europe/berlin -> Europe/Berlin)."""
     if text.upper() == "UTC":
         return "UTC"
-    if "/" not in text and text not in _zone_names():
+    name = _zone_names().get(text.lower())
+    if name is None and "/" not in text:
         raise ScheduleError(
             f"`{text}` is neither a time zone (an IANA name such as Europe/Berlin) "
             "nor days (daily, weekdays, mon,wed,fri)"
         )
     try:
-        ZoneInfo(text)
+        ZoneInfo(name or "")
     except (ZoneInfoNotFoundError, ValueError):
         raise ScheduleError(f"`{text}` is not a time zone: use an IANA name such as Europe/Berlin") from None
-    return text
+    return name
 
 
 def parse_days(text: str) -> tuple[str, ...]:

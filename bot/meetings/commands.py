@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 
 from bot.corpus.library import Library
 from bot.daily.channels import Channels
+from bot.daily.latex import readable
 from bot.daily.posts import Deliver
 from bot.daily.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
 from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
@@ -67,7 +68,9 @@ class MeetingCommands:
         elif action == "skip" and len(words) == 2:
             day = self._skippable(channel.id, words[1])
             require_manager(incoming, "skip a meeting")
-            self.meetings.skip(channel.id, day)
+            new = self.meetings.skip(channel.id, day)
+            said = "Skipped" if new else "Already skipped:"
+            return Reply(text=f"{said} the meeting on {day:%A %d %B %Y}. {self._describe(channel.id)}")
         else:
             raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]`, `session off` or `session skip DATE`.")
         return Reply(text=f"Done. {self._describe(channel.id)}")
@@ -82,7 +85,20 @@ class MeetingCommands:
             raise UsageError("There is no meeting yet: `session every DAY HH:MM [ZONE]` sets one.")
         if day.strftime("%a").lower() != plan.weekday:
             raise UsageError(f"{day:%Y-%m-%d} is a {day:%A}; the group meets {plan.describe()}.")
+        if plan.start(day) <= self.clock():
+            raise UsageError(f"The meeting on {day:%Y-%m-%d} has already begun or passed: skip one to come.")
         return day
+
+    def describe_all(self, channel_id: int) -> list[str]:
+        """The meeting, its skipped dates to come, and the presenter rota, as lines."""
+        lines = [f"Meeting: {self._describe(channel_id)}"]
+        today = self.clock().date()
+        skips = sorted(d for d in self.meetings.skipped(channel_id) if d >= today)
+        if skips:
+            lines.append("Skipped: " + ", ".join(f"{d:%a %d %b}" for d in skips))
+        rota = self.meetings.presenters(channel_id)
+        lines.append("Presenters: " + (", ".join(f"@{p.user_id}" for p in rota) or "none yet"))
+        return lines
 
     def _describe(self, channel_id: int) -> str:
         plan = self.meetings.plan(channel_id)
@@ -98,7 +114,7 @@ class MeetingCommands:
         text += f" Next: {start.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M}."
         meeting = self.meetings.meeting(channel_id, day)
         if meeting is not None and meeting.paper_id is not None:
-            title = self.library.get_many([meeting.paper_id])[meeting.paper_id].title
+            title = readable(self.library.get_many([meeting.paper_id])[meeting.paper_id].title)
             text += f" Paper: “{title}” [{meeting.paper_id}], presented by @{meeting.presenter or 'nobody yet'}."
         return text
 
@@ -173,7 +189,7 @@ class MeetingCommands:
             raise UsageError(f"No paper with ID `{ref}`.")
         channel = self.channels.get(incoming.channel)
         self.meetings.add_note(channel.id, paper.id, incoming.user.user_id, text, self.clock())
-        return Reply(text=f"Noted on “{paper.title}” [{paper.id}].")
+        return Reply(text=f"Noted on “{readable(paper.title)}” [{paper.id}].")
 
     def notes_for(self, incoming: Incoming, paper_id: int) -> list[str]:
         """The channel's notes on a paper as lines, oldest first (for `show`)."""
@@ -195,7 +211,7 @@ class MeetingCommands:
         lines = []
         for m in past:
             paper = papers.get(m.paper_id)
-            what = f"“{paper.title}” [{paper.id}]" if paper else "no paper"
+            what = f"“{readable(paper.title)}” [{paper.id}]" if paper else "no paper"
             count = len(notes.get(m.paper_id, []))
             lines.append(f"{m.local_date:%Y-%m-%d}: {what}, presented by @{m.presenter or 'nobody'}, {count} notes")
         return Reply(text="Past meetings, newest first:\n" + "\n".join(lines))
@@ -226,7 +242,7 @@ class MeetingCommands:
         if reminder.paper_id is None:
             return Reply(text=f"{lead}: reading group ({when}). The reading queue is empty; "
                               "start a `poll` to choose the paper.")
-        title = self.library.get_many([reminder.paper_id])[reminder.paper_id].title
+        title = readable(self.library.get_many([reminder.paper_id])[reminder.paper_id].title)
         presenter = f"@{reminder.presenter}" if reminder.presenter else "nobody yet (`volunteer`!)"
         text = f"{lead}: reading group ({when}): “{title}” [{reminder.paper_id}], presented by {presenter}."
         discussion = self.meetings.discussion_ref(reminder.channel_id, reminder.paper_id)

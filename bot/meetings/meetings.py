@@ -31,6 +31,7 @@ from store.models import (
 DAY_BEFORE = timedelta(hours=24)
 HOUR_BEFORE = timedelta(hours=1)
 NOTE_CHARS = 2000
+SEARCH_WEEKS = 53  # how far ahead the next unskipped meeting is looked for
 # Member ids are stored in String(100) columns: a longer "name" is not a member.
 MEMBER_CHARS = 100
 _MENTION = re.compile(r"^<@!?([\w.-]{1,100})(?:\|[^>]*)?>$|^@?([\w.-]{1,100})$")
@@ -107,8 +108,12 @@ class Meetings:
             return set(session.scalars(select(MeetingSkip.local_date).where(MeetingSkip.channel_id == channel_id)))
 
     def next_meeting(self, channel_id: int, plan: Plan, now: datetime) -> tuple[date, datetime] | None:
+        """The first meeting after `now` that is not skipped; skips may run weeks ahead
+        (a holiday break), so the search goes on week by week, up to a year."""
         skipped = self.skipped(channel_id)
-        for day in plan.dates_around(now):
+        first = plan.dates_around(now)[0]
+        for week in range(SEARCH_WEEKS):
+            day = first + timedelta(weeks=week)
             if day not in skipped and plan.start(day) > now:
                 return day, plan.start(day)
         return None

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from bot.corpus.library import Library
 from bot.daily.cards import card
 from bot.daily.channels import Channels
+from bot.daily.latex import readable
 from bot.daily.posts import DailyPosts, Deliver
 from bot.grammar import (
     Command,
@@ -40,8 +41,8 @@ POLL_DURATION_MIN = timedelta(minutes=10)
 POLL_DURATION_MAX = timedelta(days=14)
 DAYS_DEFAULT = 30
 DAYS_MAX = 3650
-_DURATION = re.compile(r"^([0-9]{1,4})([mhd])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+_DURATION = re.compile(r"^([0-9]{1,4})([mhdw])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 class VoteCommands:
@@ -65,9 +66,9 @@ class VoteCommands:
 
     def commands(self) -> list[Command]:
         return [
-            Command("vote", "vote POST_ID up|down|read|none · vote POLL_ID OPTION",
-                    "Vote on a post (want to discuss / not for us / I read it), or in a poll.",
-                    "vote 12 up", self.vote),
+            Command("vote", "vote ID up|down|read|none · vote OPTION · vote POLL_ID OPTION",
+                    "Vote on a paper posted here, by the number on its card (want to discuss / not for "
+                    "us / I read it), or for an option of the open poll.", "vote 12 up", self.vote),
             Command("nominate", "nominate ID|QUERY", "Propose a paper for the next reading poll.",
                     "nominate graph biconnectivity", self.nominate),
             Command("poll", "poll [N] [DURATION] · poll close",
@@ -85,29 +86,57 @@ class VoteCommands:
     # --- votes ------------------------------------------------------------------------
 
     def vote(self, incoming: Incoming, args: str) -> Reply:
+        """Typed: `vote ID up` names the paper by the number on its card; `vote OPTION`
+        the open poll's option. A button's value names the post itself (`vote post:ID up`:
+        see PaperClub.click), so buttons on old messages keep working."""
         words = args.split()
-        if len(words) != 2 or not looks_like_number(words[0]):
-            raise UsageError("Give the post or poll ID and your vote.")
-        target, choice = number(words[0]), words[1].lower()
+        if len(words) == 1 and looks_like_number(words[0]):
+            return self._vote_open_poll(incoming, words[0])
+        clicked = len(words) == 2 and words[0].startswith("post:")
+        reference = words[0].removeprefix("post:") if clicked else (words[0] if words else "")
+        if len(words) != 2 or not looks_like_number(reference):
+            raise UsageError("Give the paper's number (on its card) and your vote, e.g. `vote 12 up`.")
+        target, choice = number(reference), words[1].lower()
         if target is None:
-            return Reply(text=f"There is no post or poll {words[0]} in this channel.", ephemeral=True, ok=False)
+            return Reply(text=f"Nothing numbered {reference} was posted in this channel.", ephemeral=True,
+                         ok=False)
         channel = self.channels.get(incoming.channel)
         if choice in POST_VOTES:
-            return self._vote_post(channel.id, target, incoming.user.user_id, choice)
-        if looks_like_number(choice):
+            post_id = target if clicked else self._post_of_paper(channel.id, target)
+            if post_id is None:
+                return Reply(text=f"Paper {target} has not been posted in this channel; `history` lists the "
+                             "papers you can vote on.", ephemeral=True, ok=False)
+            return self._vote_post(channel.id, post_id, incoming.user.user_id, choice)
+        if looks_like_number(choice) and not clicked:
             position = number(choice, 1, POLL_OPTIONS_MAX)
             if position is None:
                 raise UsageError(f"A poll's options are numbered 1 to {POLL_OPTIONS_MAX} at most.")
             return self._vote_poll(channel.id, target, incoming.user.user_id, position)
         raise UsageError(f"`{words[1]}` is not a vote: up, down, read or none for a post; an option number for a poll.")
 
+    def _post_of_paper(self, channel_id: int, paper_id: int) -> int | None:
+        post = self.votes.post_of_paper(paper_id, channel_id)
+        return post.id if post is not None else None
+
     def _vote_post(self, channel_id: int, post_id: int, user_id: str, choice: str) -> Reply:
-        if self.votes.post_in_channel(post_id, channel_id) is None:
-            return Reply(text=f"There is no post {post_id} in this channel.", ephemeral=True, ok=False)
+        post = self.votes.post_in_channel(post_id, channel_id)
+        if post is None:
+            return Reply(text="That post is not in this channel.", ephemeral=True, ok=False)
         tally = self.votes.vote(post_id, user_id, choice, self.clock())
         said = {"up": "You want to discuss it", "down": "Not for you, noted", "read": "Marked as read",
                 "none": "Your votes on it are withdrawn"}[choice]
-        return Reply(text=f"{said}. Post {post_id}: {tally.describe()}", ephemeral=True, post_id=post_id)
+        return Reply(text=f"{said}. Paper {post.paper_id}: {tally.describe()}", ephemeral=True, post_id=post_id)
+
+    def _vote_open_poll(self, incoming: Incoming, option: str) -> Reply:
+        channel = self.channels.get(incoming.channel)
+        poll = self.polls.open_poll(channel.id)
+        if poll is None:
+            return Reply(text="No poll is open here; to vote on a paper, give its number and your vote: "
+                         "`vote 12 up`.", ephemeral=True, ok=False)
+        position = number(option, 1, POLL_OPTIONS_MAX)
+        if position is None:
+            raise UsageError(f"Poll {poll.id}'s options are numbered 1 to {len(poll.options)}.")
+        return self._vote_poll(channel.id, poll.id, incoming.user.user_id, position)
 
     def _vote_poll(self, channel_id: int, poll_id: int, user_id: str, position: int) -> Reply:
         try:
@@ -115,7 +144,7 @@ class VoteCommands:
         except PollRefused as refusal:
             return Reply(text=str(refusal), ephemeral=True, ok=False, poll_id=poll_id)
         option = next(o for o in poll.options if o.position == position)
-        title = self.library.get_many([option.paper_id])[option.paper_id].title
+        title = readable(self.library.get_many([option.paper_id])[option.paper_id].title)
         return Reply(text=f"Your vote in poll {poll_id}: option {position}, “{title}”.", ephemeral=True,
                      poll_id=poll_id)
 
@@ -132,8 +161,8 @@ class VoteCommands:
             return Reply(text=str(refusal), ephemeral=True, ok=False)
         how = f" (the best match for `{args.strip()}`)" if found_by else ""
         if not new:
-            return Reply(text=f"“{paper.title}” [{paper.id}] is already nominated.")
-        return Reply(text=f"Nominated “{paper.title}” [{paper.id}]{how} for the next poll.")
+            return Reply(text=f"“{readable(paper.title)}” [{paper.id}] is already nominated.")
+        return Reply(text=f"Nominated “{readable(paper.title)}” [{paper.id}]{how} for the next poll.")
 
     def _paper_for(self, ref: str):
         if len(ref.split()) == 1:
@@ -155,6 +184,10 @@ class VoteCommands:
         if words == ["close"]:
             require_manager(incoming, "close a poll")
             return self._close_here(incoming)
+        if not words:  # the open poll, for anyone whose message has scrolled away
+            shown = self._open_poll_status(incoming)
+            if shown is not None:
+                return shown
         count, duration = _poll_arguments(words)
         require_manager(incoming, "start a poll")
         channel = self.channels.get(incoming.channel)
@@ -186,6 +219,25 @@ class VoteCommands:
             taken.add(pick.paper_id)
         return options
 
+    def _open_poll_status(self, incoming: Incoming) -> Reply | None:
+        channel = self.channels.get(incoming.channel)
+        poll = self.polls.open_poll(channel.id)
+        if poll is None:
+            if incoming.user.is_manager:
+                return None  # a manager's bare `poll` starts one
+            return Reply(text="No poll is open here; a manager starts one with `poll [N] [DURATION]`.",
+                         ephemeral=True)
+        return Reply(text=self.poll_status(poll), ephemeral=True, poll_id=poll.id)
+
+    def poll_status(self, poll: PollView) -> str:
+        """An open poll's options with the votes so far, and how to vote."""
+        papers = self.library.get_many(o.paper_id for o in poll.options)
+        counts = self.polls.counts(poll.id)
+        lines = [f"{o.position}. [{o.paper_id}] {readable(papers[o.paper_id].title)}: {_votes(counts.get(o.position, 0))}"
+                 for o in poll.options if o.paper_id in papers]
+        return (f"Poll {poll.id}, open until {poll.closes_at:%a %d %b %H:%M} UTC:\n" + "\n".join(lines)
+                + "\nVote with `vote OPTION`, e.g. `vote 1`.")
+
     def poll_reply(self, poll: PollView) -> Reply:
         papers = self.library.get_many(o.paper_id for o in poll.options)
         tokenizer = self.daily.search.tokenizer
@@ -194,10 +246,10 @@ class VoteCommands:
             paper_card.reason = f"Option {option.position}" + (" (nominated)" if option.nominated_at else "")
         return Reply(
             open_thread=f"Poll {poll.id}: what do we read next?",
-            text=(f"Poll {poll.id}: what do we read next? Vote with `vote {poll.id} OPTION` "
+            text=(f"Poll {poll.id}: what do we read next? Vote with the buttons or `vote OPTION` "
                   f"until {poll.closes_at:%a %d %b %H:%M} UTC."),
             cards=cards,
-            actions=[Action(f"{o.position}. {_short(papers[o.paper_id].title)}", f"vote {poll.id} {o.position}")
+            actions=[Action(f"{o.position}. {_short(readable(papers[o.paper_id].title))}", f"vote {poll.id} {o.position}")
                      for o in poll.options],
             poll_id=poll.id,
         )
@@ -214,12 +266,12 @@ class VoteCommands:
 
     def result_reply(self, poll: PollView) -> Reply:
         papers = self.library.get_many(o.paper_id for o in poll.options)
-        lines = [f"{o.position}. {papers[o.paper_id].title}: {_votes(poll.result.get(str(o.position), 0))}"
+        lines = [f"{o.position}. {readable(papers[o.paper_id].title)}: {_votes(poll.result.get(str(o.position), 0))}"
                  for o in poll.options]
         if poll.winner_paper_id is None:
             verdict = "No votes, so nothing joins the reading queue."
         else:
-            verdict = f"Winner: “{papers[poll.winner_paper_id].title}”, now in the reading queue."
+            verdict = f"Winner: “{readable(papers[poll.winner_paper_id].title)}”, now in the reading queue."
         return Reply(text=f"Poll {poll.id} closed.\n" + "\n".join(lines) + f"\n{verdict}", in_thread=True,
                      reply_to=poll.message_ref, poll_id=poll.id)
 
@@ -253,7 +305,7 @@ class VoteCommands:
             if not items:
                 return Reply(text="The reading queue is empty: `poll` lets the channel choose.")
             papers = self.library.get_many(i.paper_id for i in items)
-            lines = [f"{n}. [{i.paper_id}] {papers[i.paper_id].title}" for n, i in enumerate(items, 1)]
+            lines = [f"{n}. [{i.paper_id}] {readable(papers[i.paper_id].title)}" for n, i in enumerate(items, 1)]
             return Reply(text="Reading queue:\n" + "\n".join(lines))
         if len(words) != 2 or words[0] not in ("done", "remove") or not looks_like_number(words[1]):
             raise UsageError("Say `queue`, `queue done ID` or `queue remove ID`.")
@@ -281,7 +333,7 @@ class VoteCommands:
         if not ranked:
             return Reply(text=f"No votes on posts here in the last {days} days.")
         papers = self.library.get_many(p.paper_id for p, _ in ranked)
-        lines = [f"{n}. [{p.paper_id}] {papers[p.paper_id].title} ({t.describe()})"
+        lines = [f"{n}. [{p.paper_id}] {readable(papers[p.paper_id].title)} ({t.describe()})"
                  for n, (p, t) in enumerate(ranked, 1)]
         return Reply(text=f"Most wanted in the last {days} days:\n" + "\n".join(lines))
 
@@ -314,7 +366,7 @@ def _poll_arguments(words: list[str]) -> tuple[int, timedelta]:
 def parse_duration(text: str) -> timedelta:
     match = _DURATION.match(text)
     if not match:
-        raise UsageError(f"`{text}` is not a duration: use minutes, hours or days like 90m, 48h, 3d.")
+        raise UsageError(f"`{text}` is not a duration: use minutes, hours, days or weeks like 90m, 48h, 3d, 1w.")
     duration = timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
     if not POLL_DURATION_MIN <= duration <= POLL_DURATION_MAX:
         raise UsageError("A poll runs from 10 minutes to 14 days.")

@@ -86,6 +86,15 @@ class Polls:
             poll = session.scalar(select(Poll).where(Poll.channel_id == channel_id, Poll.state == "open"))
             return _view(session, poll) if poll else None
 
+    def counts(self, poll_id: int) -> dict[int, int]:
+        """An open poll's votes so far, by option position."""
+        with self.db.session() as session:
+            rows = session.execute(
+                select(PollVote.position, func.count()).where(PollVote.poll_id == poll_id)
+                .group_by(PollVote.position)
+            ).all()
+        return {position: count for position, count in rows}
+
     def get(self, poll_id: int) -> PollView | None:
         with self.db.session() as session:
             poll = session.get(Poll, poll_id)

@@ -52,6 +52,13 @@ class Votes:
             post = session.get(Post, post_id)
             return post if post is not None and post.channel_id == channel_id and post.state == "sent" else None
 
+    def post_of_paper(self, paper_id: int, channel_id: int) -> Post | None:
+        """This channel's post of a paper (a channel never gets a paper twice)."""
+        with self.db.session() as session:
+            return session.scalar(
+                select(Post).where(Post.channel_id == channel_id, Post.paper_id == paper_id, Post.state == "sent")
+            )
+
     def vote(self, post_id: int, user_id: str, value: str, now: datetime) -> Tally:
         """Record `value` (up, down, read, none) for the member; returns the new tally."""
         with self.db.session() as session:

@@ -165,3 +165,12 @@ def test_ctrl_c_ends_the_console_quietly_with_130(seeded_copy, tmp_path):
         child.kill()
     assert code == 130, stderr
     assert stderr == "", stderr
+
+
+@pytest.mark.parametrize("word", ["exit", "quit", "QUIT", "/exit"])
+def test_exit_and_quit_end_the_console_instead_of_printing_the_help(seeded, word):
+    _, _, core = seeded
+    out = io.StringIO()
+    ConsoleSession(core, channel="bye").run(io.StringIO(f"today\n{word}\nhelp\n"), out)
+    assert "paperclub commands" not in out.getvalue()  # neither `exit` nor the `help` after it answered
+    assert out.getvalue().count("\n") == 1  # only `today` was answered

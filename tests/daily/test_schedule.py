@@ -68,3 +68,14 @@ def test_next_slot_skips_inactive_days_and_pauses():
     saturday = datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
     assert weekdays.next_slot(saturday) == datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
     assert weekdays.next_slot(saturday, after=date(2026, 11, 24)) == datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("typed", ["europe/berlin", "EUROPE/BERLIN", "Europe/Berlin", "eUrOpE/bErLiN"])
+def test_a_zone_in_any_case_becomes_its_canonical_name(typed):
+    assert parse_schedule(["09:00", typed]).zone == "Europe/Berlin"
+
+
+def test_a_pause_months_ahead_still_finds_the_slot_after_it():
+    daily = parse_schedule(["09:00"])
+    after = datetime(2026, 11, 23, 10, 0, tzinfo=timezone.utc)
+    assert daily.next_slot(after, after=date(2027, 3, 1)) == datetime(2027, 3, 2, 9, 0, tzinfo=timezone.utc)

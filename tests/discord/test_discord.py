@@ -27,6 +27,7 @@ from bot.meetings.commands import SESSIONS_MAX
 from bot.meetings.meetings import NOTE_CHARS
 from bot.messages import Action, ChannelRef, Incoming, Reply, UserRef
 from bot.votes.commands import POLL_OPTIONS_MAX
+from store.models import Post
 from tests.conftest import REPO
 from tests.fake_discord import (
     CHANNEL_ID,
@@ -179,7 +180,7 @@ def test_search_defers_at_once_runs_the_core_off_the_loop_and_shows_cards(seeded
         first = message.embeds[0]
         assert first.title.endswith("Rethinking the Expressive Power of GNNs via Graph Biconnectivity")
         fields = {f.name: f.value for f in first.fields}
-        assert "poster-session" in fields["Collection"] and "biconnectivity" in fields["Matched"].lower()
+        assert "poster-session" in fields["Venue"] and "biconnectivity" in fields["Matched"].lower()
         assert first.footer.text.startswith("BM25 score")
         assert first.author.name  # the authors line
         bot.close()
@@ -361,12 +362,14 @@ def test_a_failure_after_the_answer_went_out_asks_for_no_retry(seeded_copy, monk
         bot = Harness(seeded_copy)
         posted = await bot.use("next", manager=True)
         post_id = int(posted.public()[0].custom_ids()[0].split()[1])
+        with bot.services.db.session() as session:
+            paper = session.get(Post, post_id).paper_id  # members type the paper's number
 
         async def redraw_fails(post_id):
             raise discord_refusal(500, "Internal Server Error")
 
         monkeypatch.setattr(bot.client.messenger, "refresh_post", redraw_fails)
-        vote = await bot.use("vote", user_id=9, target=post_id, choice="up")
+        vote = await bot.use("vote", user_id=9, target=paper, choice="up")
         (answer,) = vote.sent()
         assert answer.ephemeral and answer.content.startswith("You want to discuss it")
         assert FAILED not in vote.text() and not vote.thinking()
@@ -399,10 +402,12 @@ def test_the_core_answers_the_private_commands_privately(seeded_copy):
     channel = ChannelRef("discord", "1", "2")
     manager = UserRef("discord", "9", is_manager=True)
     assert services.core.handle(Incoming(channel, manager, "schedule 09:00 UTC daily")).ok
-    post_id = services.core.handle(Incoming(channel, manager, "next")).post_id
+    paper = services.core.handle(Incoming(channel, manager, "next")).cards[0].paper_id
     poll_id = services.core.handle(Incoming(channel, manager, "poll 2")).poll_id
     lines = {"help": ["help", "help vote", "help nothing"],
-             "vote": [f"vote {post_id} up", f"vote {post_id} none", f"vote {poll_id} 1", "vote 99999 up", "vote x"]}
+             "vote": [f"vote {paper} up", f"vote {paper} none", f"vote {poll_id} 1", "vote 1", "vote 99999 up",
+                      "vote x"],
+             "settings": ["settings", "settings now"]}
     assert set(lines) == PRIVATE_COMMANDS
     for line in [text for texts in lines.values() for text in texts]:
         assert services.core.handle(Incoming(channel, manager, line)).ephemeral, line
@@ -474,7 +479,7 @@ def test_a_click_after_a_restart_is_counted_once_and_redraws_the_post(seeded_cop
             clicked = await click(again.client, registered, message, up, user_id=7)
             assert clicked.events[0] == ("defer", {"ephemeral": True, "thinking": True})
             (answer,) = clicked.sent()
-            assert answer.ephemeral and answer.content.startswith(f"You want to discuss it. Post {post_id}")
+            assert answer.ephemeral and answer.content.startswith("You want to discuss it. Paper ")
             assert answer.content.endswith("👍 1 · 👎 0 · read 0")
         assert message.content.endswith("👍 1 · 👎 0 · read 0")
         assert message.custom_ids() == [f"paperclub:vote {post_id} {v}" for v in ("up", "down", "read")]
@@ -534,7 +539,9 @@ def test_next_opens_a_thread_and_a_typed_vote_redraws_the_post(seeded_copy):
         (thread,) = bot.world.threads()
         assert thread.id == message.id and thread.name
         assert bot.services.core.render_post(post_id)[0] == f"{CHANNEL_ID}/{message.id}"
-        vote = await bot.use("vote", user_id=9, target=post_id, choice="read")
+        with bot.services.db.session() as session:
+            paper = session.get(Post, post_id).paper_id  # the number on the card
+        vote = await bot.use("vote", user_id=9, target=paper, choice="read")
         assert vote.private()[0].content.endswith("👍 0 · 👎 0 · read 1")
         assert message.content.endswith("👍 0 · 👎 0 · read 1") and message.embeds
         bot.close()

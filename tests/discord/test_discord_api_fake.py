@@ -171,7 +171,8 @@ def test_a_vote_redraws_the_post_and_a_reply_goes_to_its_thread(fake, services):
             await tick(services, client)
             (post,) = fake.messages
             post_id = int(post.custom_ids()[0].split()[1])
-            assert services.core.handle(Incoming(CHANNEL, MANAGER, f"vote {post_id} up")).ok
+            paper = services.votes.post_in_channel(post_id, services.channels.get(CHANNEL).id).paper_id
+            assert services.core.handle(Incoming(CHANNEL, MANAGER, f"vote {paper} up")).ok
             await client.messenger.refresh_post(post_id)
             # The thread came with THREAD_CREATE, so the cache has it: no GET /channels.
             assert isinstance(client.get_channel(post.id), discord.Thread)

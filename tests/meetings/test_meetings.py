@@ -175,3 +175,36 @@ def test_a_failed_reminder_is_sent_again_by_a_later_tick(seeded_copy):
         services.core.tick(datetime(2026, 11, 30, 17, minute, tzinfo=UTC), deliver, ["console"])
     assert len(sent) == 1 and sent[0].startswith("Tomorrow")
     assert "queue is empty" in sent[0] and "poll" in sent[0]
+
+
+def test_skipping_the_next_meeting_is_confirmed_and_the_one_after_is_shown(seeded_copy):
+    clock = Clock(datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc))  # a Monday
+    services = build_services(seeded_copy, clock=clock)
+    boss = session_for(services, "ann", manager=True)
+    boss.send("session every thu 17:00 Europe/Berlin")
+    skipped = boss.send("session skip 2026-11-26")
+    assert skipped.ok and skipped.text.startswith("Skipped the meeting on Thursday 26 November 2026.")
+    assert "Next: Thursday 03 December 17:00" in skipped.text
+    # A holiday break of several weeks: the next meeting is still found.
+    for day in ("2026-12-03", "2026-12-10", "2026-12-17"):
+        boss.send(f"session skip {day}")
+    assert "Next: Thursday 24 December 17:00" in boss.send("session").text
+    assert boss.send("session skip 2026-12-10").text.startswith("Already skipped: the meeting on Thursday 10")
+    refused = boss.send("session skip 2026-11-19")
+    assert not refused.ok and "already begun or passed" in refused.text
+
+
+def test_settings_shows_the_channel_in_one_reply(seeded_copy):
+    services = build_services(seeded_copy, clock=Clock(datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)))
+    boss, bob = session_for(services, "ann", manager=True), session_for(services, "bob")
+    for line in ("schedule 09:00 europe/berlin weekdays", "topics add graphs", "use trending",
+                 "session every thu 17:00 Europe/Berlin", "session skip 2026-12-03", "presenters add @ana",
+                 "poll 2 1w"):
+        assert boss.send(line).ok, line
+    bob.send("vote 2")
+    shown = bob.send("settings")
+    assert shown.ok and shown.ephemeral
+    for part in ("09:00 Europe/Berlin, weekdays", "Topics: graphs", "Collections: trending",
+                 "every Thu at 17:00 Europe/Berlin", "Skipped: Thu 03 Dec", "Presenters: @ana",
+                 "2. [", "1 vote", "Vote with `vote OPTION`"):
+        assert part in shown.text, (part, shown.text)

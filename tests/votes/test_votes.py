@@ -14,6 +14,7 @@ from sqlalchemy import func, select
 
 from adapters.console import ConsoleSession
 from bot.app import build_services
+from bot.messages import ChannelRef, Incoming, UserRef
 from store.models import Nomination, Poll, PollVote, PostVote, QueueItem
 
 UTC = timezone.utc
@@ -36,21 +37,28 @@ def test_post_votes_are_one_per_member_and_kind_and_per_channel(seeded_copy):
     services = build_services(seeded_copy)
     boss_a, boss_b = member(services, "a", "ann", True), member(services, "b", "ann", True)
     post = boss_a.send("next")
+    paper = post.cards[0].paper_id  # the one number members see and type
     assert [a.value for a in post.actions] == [f"vote {post.post_id} up", f"vote {post.post_id} down",
                                                f"vote {post.post_id} read"]
     bob = member(services, "a", "bob")
-    assert bob.send(f"vote {post.post_id} up").text.endswith("👍 1 · 👎 0 · read 0")
-    assert bob.send(f"vote {post.post_id} up").text.endswith("👍 1 · 👎 0 · read 0")  # delivered twice: once
-    assert bob.send(f"vote {post.post_id} down").text.endswith("👍 0 · 👎 1 · read 0")  # up and down exclude
-    assert bob.send(f"vote {post.post_id} read").text.endswith("👍 0 · 👎 1 · read 1")
-    assert member(services, "a", "cy").send(f"vote {post.post_id} up").text.endswith("👍 1 · 👎 1 · read 1")
-    assert bob.send(f"vote {post.post_id} none").text.endswith("👍 1 · 👎 0 · read 0")  # withdrawn
+    assert bob.send(f"vote {paper} up").text.endswith("👍 1 · 👎 0 · read 0")
+    assert bob.send(f"vote {paper} up").text.endswith("👍 1 · 👎 0 · read 0")  # delivered twice: once
+    assert bob.send(f"vote {paper} down").text.endswith("👍 0 · 👎 1 · read 0")  # up and down exclude
+    assert bob.send(f"vote {paper} read").text == f"Marked as read. Paper {paper}: 👍 0 · 👎 1 · read 1"
+    assert member(services, "a", "cy").send(f"vote {paper} up").text.endswith("👍 1 · 👎 1 · read 1")
+    assert bob.send(f"vote {paper} none").text.endswith("👍 1 · 👎 0 · read 0")  # withdrawn
+    # A click sends the button's value, which names the post: the same tally.
+    click = Incoming(ChannelRef("console", "local", "a"), UserRef("console", "dan"), post.actions[0].value)
+    assert services.core.click(click).text.endswith("👍 2 · 👎 0 · read 0")
     # The same paper posted in another channel keeps its own tally; votes don't cross channels.
     services.core.channels.update(boss_b.channel, lambda row: None)
-    other = _post_paper_in(services, "b", post.cards[0].paper_id)
-    refused = member(services, "b", "bob").send(f"vote {post.post_id} up")
-    assert not refused.ok and f"no post {post.post_id} in this channel" in refused.text
-    assert member(services, "b", "bob").send(f"vote {other} up").text.endswith("👍 1 · 👎 0 · read 0")
+    _post_paper_in(services, "b", paper)
+    assert member(services, "b", "bob").send(f"vote {paper} up").text.endswith("👍 1 · 👎 0 · read 0")
+    refused = member(services, "c", "bob").send(f"vote {paper} up")
+    assert not refused.ok and f"Paper {paper} has not been posted in this channel" in refused.text
+    # A post's own number in a button from another channel is refused there.
+    stray = Incoming(ChannelRef("console", "local", "c"), UserRef("console", "dan"), post.actions[0].value)
+    assert not services.core.click(stray).ok
 
 
 def _post_paper_in(services, channel: str, paper_id: int) -> int:
@@ -76,7 +84,7 @@ def test_poll_from_nominations_then_picks_with_votes_tie_break_and_queue(seeded_
     second = cy.send("nominate few-shot backdoor attacks neural tangent kernels")
     assert "Few-shot Backdoor Attacks" in second.text
     assert "already nominated" in bob.send("nominate graph biconnectivity").text
-    assert not bob.send("poll").ok  # members cannot start polls
+    assert not bob.send("poll 3").ok  # members cannot start polls
     poll = boss.send("poll 4 48h")
     assert poll.ok and poll.poll_id and len(poll.cards) == 4 and len(poll.actions) == 4
     assert [c.reason for c in poll.cards[:2]] == ["Option 1 (nominated)", "Option 2 (nominated)"]
@@ -89,7 +97,7 @@ def test_poll_from_nominations_then_picks_with_votes_tie_break_and_queue(seeded_
     assert dan.send(f"vote {pid} 1").ok
     assert not dan.send(f"vote {pid} 7").ok  # no such option
     assert not dan.send("vote 9999 1").ok  # no such poll
-    assert not boss.send("poll").ok  # one open poll at a time
+    assert not boss.send("poll 3").ok  # one open poll at a time
     result = boss.send("poll close")
     assert "1. Rethinking the Expressive Power of GNNs via Graph Biconnectivity: 2 votes" in result.text
     assert "Winner: “Rethinking the Expressive Power" in result.text
@@ -151,7 +159,7 @@ def test_picks_learn_from_votes(seeded_copy):
             post = session.send("next")
             paper = services.library.get_many([post.cards[0].paper_id])[post.cards[0].paper_id]
             flags.append(_about_rl(paper))
-            assert session.send(f"vote {post.post_id} {'up' if flags[-1] else 'down'}").ok
+            assert session.send(f"vote {paper.id} {'up' if flags[-1] else 'down'}").ok
         late_share.append(sum(flags[20:]) / 10)
     assert sum(late_share) / 5 >= 0.5, late_share
     # The reason names the liked papers a pick resembles.
@@ -164,8 +172,8 @@ def test_top_and_stats(seeded_copy):
     boss = member(services, "t", "ann", True)
     first, second = boss.send("next"), boss.send("next")
     for user in ("u1", "u2"):
-        member(services, "t", user).send(f"vote {second.post_id} up")
-    member(services, "t", "u3").send(f"vote {first.post_id} read")
+        member(services, "t", user).send(f"vote {second.cards[0].paper_id} up")
+    member(services, "t", "u3").send(f"vote {first.cards[0].paper_id} read")
     top = boss.send("top 7").text.splitlines()
     assert top[1].startswith(f"1. [{second.cards[0].paper_id}]") and "👍 2" in top[1]
     assert "3 votes from 3 members" in boss.send("stats").text
@@ -280,7 +288,7 @@ def test_a_post_rerenders_with_its_tally_for_adapters_to_update(seeded_copy):
     boss = member(services, "r", "ann", True)
     post = boss.send("next")
     services.core.remember_message(post, "msg-42")
-    member(services, "r", "bob").send(f"vote {post.post_id} up")
+    member(services, "r", "bob").send(f"vote {post.cards[0].paper_id} up")
     ref, updated = services.core.render_post(post.post_id)
     assert ref == "msg-42"
     assert updated.text.endswith("👍 1 · 👎 0 · read 0")
@@ -324,3 +332,21 @@ def test_withdrawing_an_unposted_next_or_poll_uses_nothing_up(seeded_copy):
     assert services.polls.get(poll.poll_id) is None
     again = boss.send("poll 2 1h")  # not blocked by the withdrawn poll
     assert again.ok and again.cards[0].title.startswith("Rethinking the Expressive Power")  # nomination reopened
+
+
+def test_an_open_poll_is_shown_to_anyone_and_voted_by_its_option_alone(seeded_copy):
+    services = build_services(seeded_copy, clock=Clock())
+    boss, bob = member(services, "q", "ann", True), member(services, "q", "bob")
+    assert not bob.send("vote 1").ok  # no poll open: says how to vote on a paper instead
+    nothing = bob.send("poll")
+    assert "No poll is open here" in nothing.text and nothing.ephemeral
+    started = boss.send("poll 3 1w")  # weeks too
+    assert started.ok and "Mon 30 Nov" in started.text
+    assert bob.send("vote 2").ok
+    assert not bob.send("vote 4").ok  # three options only
+    shown = bob.send("poll")
+    assert shown.ok and shown.poll_id == started.poll_id and not shown.cards  # shown, not a new poll
+    lines = shown.text.splitlines()
+    assert lines[0].startswith(f"Poll {started.poll_id}, open until")
+    assert lines[2].startswith("2. [") and lines[2].endswith(": 1 vote")
+    assert boss.send("poll").poll_id == started.poll_id  # a manager sees the open one too
