@@ -328,3 +328,16 @@ def test_a_reminder_goes_into_the_posts_thread_and_the_channel(slack):
     delivery(ChannelRef("slack", TEAM, CHANNEL), Reply(text="Tomorrow: reading group.", link_to="1700000000.000100"))
     post = posted(slack)
     assert post["thread_ts"] == "1700000000.000100" and post["reply_broadcast"] in (True, "true", "1")
+
+
+def test_a_typed_vote_takes_the_number_on_the_card(app, slack, services):
+    command(app, slack, "next", user=BOSS)
+    post = posted(slack)
+    post_id = int(post["blocks"][-1]["elements"][0]["value"].split()[1])
+    with services.db.session() as session:
+        paper = session.get(Post, post_id).paper_id
+    assert f"ID {paper}" in json.dumps(post["blocks"])  # the number the card shows
+    assert command(app, slack, f"vote {paper} up").status == 200  # acked, answered after
+    answer = slack.wait_for("response_url")[-1].params
+    assert answer["text"].startswith(f"You want to discuss it. Paper {paper}: 👍 1")
+    assert "👍 1 · 👎 0 · read 0" in section_texts(slack.wait_for("chat.update")[-1].params["blocks"])
