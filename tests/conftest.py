@@ -12,6 +12,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
@@ -70,16 +71,23 @@ def postgres_admin():
     engine.dispose()
 
 
-@pytest.fixture
-def postgres_url(postgres_admin) -> Iterator[str]:
+@contextmanager
+def scratch_postgres(admin) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped when the block ends."""
     name = f"paperclub_test_{uuid.uuid4().hex[:12]}"
-    with postgres_admin.connect() as connection:
+    with admin.connect() as connection:
         connection.execute(text(f'CREATE DATABASE "{name}"'))
     try:
         yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
     finally:
-        with postgres_admin.connect() as connection:
+        with admin.connect() as connection:
             connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture
+def postgres_url(postgres_admin) -> Iterator[str]:
+    with scratch_postgres(postgres_admin) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])

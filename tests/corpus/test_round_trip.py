@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import io
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from alembic import command
 from sqlalchemy import select, text
-from sqlalchemy.engine import make_url
 
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
 from store import Database
 from store.models import PaperSource
-from tests.conftest import DATA, PG_URL, SEED_FILES, import_seeds
+from tests.conftest import DATA, SEED_FILES, import_seeds, scratch_postgres
 from tests.processes import paperclub
 
 BIB = DATA / "sample.bib"
@@ -38,15 +36,8 @@ def other_url(request, database_url, tmp_path) -> Iterator[str]:
     if database_url.startswith("sqlite"):
         yield f"sqlite:///{tmp_path / 'other.db'}"
         return
-    admin = request.getfixturevalue("postgres_admin")
-    name = f"paperclub_test_{uuid.uuid4().hex[:12]}"
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    try:
-        yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as connection:
-            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    with scratch_postgres(request.getfixturevalue("postgres_admin")) as url:
+        yield url
 
 
 @pytest.fixture
