@@ -35,6 +35,9 @@ DEMO_COLLECTIONS = {
     "iclr2022-topics.txt": "iclr2022-topics",
     "iclr2022-blog-review.txt": "iclr2022-blog",
 }
+# Beside the seeds, a reading list as a reference manager exports it (venues, years and
+# arXiv ids, no abstracts), to show a venue/year line and a paper found by its arXiv id.
+DEMO_EXTRAS = {"reading-list.bib": "reading-list"}
 DEMO_STEPS = (
     "search diffusion models robustness",
     "show {top}",
@@ -42,6 +45,7 @@ DEMO_STEPS = (
     # Titles written in LaTeX ("$\epsilon$-Greedy", "$O(d/\epsilon)$"), shown as Unicode,
     # and a title match ranked first.
     "search epsilon greedy exploration",
+    "show arXiv:1706.03762",
     "topics add reinforcement learning",
     "next",
 )
@@ -267,10 +271,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     services = open_services(args.database_url)
     print(f"paperclub demo: importing the bundled corpus into {services.db.describe()}\n")
     corpus = resources.files("bot") / "demo_corpus"
-    for name, collection in DEMO_COLLECTIONS.items():
-        with resources.as_file(corpus / name) as path:
+    extras = resources.files("bot") / "demo_extras"
+    files = [(corpus / n, c) for n, c in DEMO_COLLECTIONS.items()]
+    files += [(extras / n, c) for n, c in DEMO_EXTRAS.items()]
+    for resource, collection in files:
+        with resources.as_file(resource) as path:
             summary = services.library.import_file(path, collection)
-        print("  " + format_summary(summary).replace(str(path), name))
+        print("  " + format_summary(summary).replace(str(path), resource.name))
     session = ConsoleSession(services.core, channel="demo", user="demo", manager=True)
     top = None
     for step in DEMO_STEPS:

@@ -89,13 +89,20 @@ def test_show_lists_the_sources_and_search_says_title_match_in_text_and_json(see
     assert "    source: openreview: iclr2021-openreview.md:285 (openreview)" in output.splitlines()
 
 
-def test_the_demo_shows_a_latex_title_as_unicode_and_a_venue_line(tmp_path):
+def test_the_demo_shows_a_latex_title_as_unicode_and_a_venue_and_year_line(tmp_path):
     result = paperclub("demo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert re.search(r"^\[\d+\] Temporally-Extended ε -Greedy Exploration$", result.stdout, re.MULTILINE)
     assert "Mini-batch k-means terminates within O(d/ε) iterations" in result.stdout
     assert re.search(r"^    iclr2021 · Poster   score [\d.]+ · title match$", result.stdout, re.MULTILINE)
     assert "$\\" not in result.stdout
+    # The reading list's paper, found by its arXiv id, with its venue and year and a link
+    # made from that id.
+    assert "/paper show arXiv:1706.03762" in result.stdout
+    shown = result.stdout.split("/paper show arXiv:1706.03762", 1)[1]
+    assert "Attention Is All You Need" in shown
+    assert "    Advances in Neural Information Processing Systems 2017 · reading-list" in shown
+    assert "https://arxiv.org/abs/1706.03762" in shown
 
 
 class RaisingCore:
