@@ -94,9 +94,10 @@ class VoteCommands:
             return self._vote_open_poll(incoming, words[0])
         clicked = len(words) == 2 and words[0].startswith("post:")
         reference = words[0].removeprefix("post:") if clicked else (words[0] if words else "")
-        if len(words) != 2 or not looks_like_number(reference):
+        if len(words) != 2 or (clicked or words[1].lower() not in POST_VOTES) and not looks_like_number(reference):
             raise UsageError("Give the paper's number (on its card) and your vote, e.g. `vote 12 up`.")
-        target, choice = number(reference), words[1].lower()
+        target = number(reference) if clicked else self._paper_number(reference)
+        choice = words[1].lower()
         if target is None:
             return Reply(text=f"Nothing numbered {reference} was posted in this channel.", ephemeral=True,
                          ok=False)
@@ -113,6 +114,14 @@ class VoteCommands:
                 raise UsageError(f"A poll's options are numbered 1 to {POLL_OPTIONS_MAX} at most.")
             return self._vote_poll(channel.id, target, incoming.user.user_id, position)
         raise UsageError(f"`{words[1]}` is not a vote: up, down, read or none for a post; an option number for a poll.")
+
+    def _paper_number(self, reference: str) -> int | None:
+        """A paper's number from what a member typed: the number itself, or any id the
+        library knows (arXiv:1706.03762, a DOI, a link)."""
+        if looks_like_number(reference):
+            return number(reference)
+        paper = self.library.find(reference)
+        return paper.id if paper is not None else None
 
     def _post_of_paper(self, channel_id: int, paper_id: int) -> int | None:
         post = self.votes.post_of_paper(paper_id, channel_id)
@@ -307,9 +316,9 @@ class VoteCommands:
             papers = self.library.get_many(i.paper_id for i in items)
             lines = [f"{n}. [{i.paper_id}] {readable(papers[i.paper_id].title)}" for n, i in enumerate(items, 1)]
             return Reply(text="Reading queue:\n" + "\n".join(lines))
-        if len(words) != 2 or words[0] not in ("done", "remove") or not looks_like_number(words[1]):
+        if len(words) != 2 or words[0] not in ("done", "remove"):
             raise UsageError("Say `queue`, `queue done ID` or `queue remove ID`.")
-        paper_id = number(words[1])
+        paper_id = self._paper_number(words[1])
         if paper_id is None:
             return Reply(text=f"Paper {words[1]} is not in this channel's reading queue.", ephemeral=True, ok=False)
         if words[0] == "remove":

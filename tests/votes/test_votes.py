@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, UserRef
-from store.models import Nomination, Poll, PollVote, PostVote, QueueItem
+from store.models import Nomination, PaperExternalId, Poll, PollVote, PostVote, QueueItem
 
 UTC = timezone.utc
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -350,3 +350,18 @@ def test_an_open_poll_is_shown_to_anyone_and_voted_by_its_option_alone(seeded_co
     assert lines[0].startswith(f"Poll {started.poll_id}, open until")
     assert lines[2].startswith("2. [") and lines[2].endswith(": 1 vote")
     assert boss.send("poll").poll_id == started.poll_id  # a manager sees the open one too
+
+
+def test_a_vote_and_the_queue_take_any_id_the_library_knows(seeded_copy):
+    services = build_services(seeded_copy)
+    boss, bob = member(services, "ids", "ann", True), member(services, "ids", "bob")
+    post = boss.send("next")
+    paper = services.library.get_many([post.cards[0].paper_id])[post.cards[0].paper_id]
+    with services.db.session() as session:  # give the posted paper an arXiv id, as a source would
+        session.add(PaperExternalId(paper_id=paper.id, scheme="arxiv", value="2106.01345"))
+    assert bob.send("vote arXiv:2106.01345 up").text.endswith("👍 1 · 👎 0 · read 0")
+    assert bob.send("vote https://arxiv.org/abs/2106.01345v2 read").text.endswith("👍 1 · 👎 0 · read 1")
+    assert not bob.send("vote arXiv:9999.99999 up").ok
+    assert not bob.send("vote arXiv:2106.01345 sideways").ok  # still a usage error
+    nominated = bob.send("nominate arXiv:2106.01345")
+    assert nominated.ok and f"[{paper.id}]" in nominated.text
