@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 from alembic import command
@@ -20,6 +21,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 DEFAULT_URL = "sqlite:///paperclub.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def as_utc(moment: datetime | None) -> datetime | None:
+    """A stored timestamp as an aware UTC datetime: SQLite hands back naive datetimes
+    for what was written in UTC; PostgreSQL keeps the zone."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=timezone.utc)
 
 
 def upsert_insert(session: Session, table):

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from bot.corpus import feeds as feeds_module
 from bot.corpus.feeds import FeedError, Feeds, next_run, refresh
 from bot.corpus.fetch import Fetcher, FetchPolicy, is_arxiv_query
+from store.database import as_utc
 
 
 def _services(args: argparse.Namespace):
@@ -38,9 +39,7 @@ def make_fetcher(max_entries: int | None = None) -> Fetcher:
 def _utc(moment: datetime | None) -> str:
     if moment is None:
         return "never"
-    if moment.tzinfo is None:  # SQLite hands back naive UTC
-        moment = moment.replace(tzinfo=timezone.utc)
-    return f"{moment.astimezone(timezone.utc):%Y-%m-%d %H:%M}Z"
+    return f"{as_utc(moment).astimezone(timezone.utc):%Y-%m-%d %H:%M}Z"
 
 
 def _unknown(feeds: Feeds, collection: str) -> int:

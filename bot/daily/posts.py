@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 
 from sqlalchemy import and_, delete, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
@@ -32,7 +32,7 @@ from bot.ops.settings import DEFAULT_GRACE
 from bot.search.service import SearchIndex, SearchService
 from bot.votes.votes import Feedback, Votes
 from store import Database
-from store.database import upsert_insert
+from store.database import as_utc, upsert_insert
 from store.models import Channel, Claim, Paper, Post, utcnow
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ class DailyPosts:
                 ),
             )
         ).all()
-        ready = [c.id for c in candidates if c.state != "failed" or now - _aware(c.claimed_at) >= retry_after(c.attempts)]
+        ready = [c.id for c in candidates if c.state != "failed" or now - as_utc(c.claimed_at) >= retry_after(c.attempts)]
         if not ready:
             return set()
         result = session.execute(
@@ -418,11 +418,6 @@ class DailyPosts:
 def retry_after(attempts: int) -> timedelta:
     """How long a claim that failed `attempts` times waits before the next try."""
     return min(RETRY_FIRST * 2 ** max(attempts - 1, 0), RETRY_MOST)
-
-
-def _aware(moment: datetime) -> datetime:
-    # SQLite hands timestamps back without their zone; they were written in UTC.
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
 def _count_refusal(session: Session, channel_id: int, day: date, reason: str) -> None:

@@ -17,7 +17,7 @@ from sqlalchemy import func, select, update
 
 from bot.daily.schedule import WEEKDAYS
 from store import Database
-from store.database import upsert_insert
+from store.database import as_utc, upsert_insert
 from store.models import (
     Meeting,
     MeetingPlan,
@@ -232,7 +232,7 @@ class Meetings:
         ))
         if not rota:
             return None
-        volunteers = sorted((p for p in rota if p.volunteered_at), key=lambda p: _aware(p.volunteered_at))
+        volunteers = sorted((p for p in rota if p.volunteered_at), key=lambda p: as_utc(p.volunteered_at))
         if volunteers:
             volunteers[0].volunteered_at = None
             return volunteers[0].user_id
@@ -304,12 +304,6 @@ def _presented(session, channel_id: int, condition) -> dict[str, tuple[int, date
         .where(Meeting.channel_id == channel_id, Meeting.presenter.is_not(None), condition)
         .group_by(Meeting.presenter)
     ).all()
-    return {user: (count, _aware(last)) for user, count, last in rows}
+    return {user: (count, as_utc(last)) for user, count, last in rows}
 
-
-def _aware(moment: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes for what was stored in UTC."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=timezone.utc)
 

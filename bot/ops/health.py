@@ -7,7 +7,7 @@ because restarting the web process that answers would not revive a worker elsewh
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -16,6 +16,7 @@ from bot.corpus.library import Library
 from bot.ops.heartbeats import SCHEDULER, Heartbeats
 from bot.search.service import SearchService
 from store import Database
+from store.database import as_utc
 
 # Three missed minutes: more than a slow tick, less than an outage anyone should miss.
 SCHEDULER_STALE = timedelta(minutes=3)
@@ -56,7 +57,7 @@ def _index(search: SearchService, corpus_revision: int) -> dict[str, Any]:
 def _scheduler(beat, now: datetime) -> dict[str, Any]:
     if beat is None:
         return {"status": "never ran"}
-    at = beat.at if beat.at.tzinfo else beat.at.replace(tzinfo=timezone.utc)  # SQLite drops zones
+    at = as_utc(beat.at)  # SQLite drops zones
     age = now - at
     return {
         "status": "ok" if age <= SCHEDULER_STALE else "stale",
