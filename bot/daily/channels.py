@@ -27,6 +27,7 @@ class ChannelSettings:
     paused_until: date | None
     topics: tuple[str, ...]
     collections: tuple[str, ...]
+    refusals: int = 0  # posting days in a row the platform refused for good
 
     @classmethod
     def of(cls, row: Channel) -> ChannelSettings:
@@ -41,6 +42,7 @@ class ChannelSettings:
             paused_until=row.paused_until,
             topics=tuple(row.topics),
             collections=tuple(row.collections),
+            refusals=row.refusals or 0,
         )
 
     def paused_on(self, day: date) -> bool:

@@ -375,7 +375,7 @@ class DailyPosts:
         )
         if state == "refused":
             _count_refusal(session, job.channel.id, job.day, detail or "")
-        elif posted or state == "empty":
+        elif (posted or state == "empty") and job.channel.refusals:  # only a channel that had some
             session.execute(
                 update(Channel).where(Channel.id == job.channel.id, Channel.refusals > 0)
                 .values(refusals=0, refused_on=None)
