@@ -14,7 +14,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from bot.corpus.library import Library
 from bot.daily.cards import card
 from bot.daily.channels import Channels
-from bot.daily.commands import ChannelCommands, describe_schedule
+from bot.daily.commands import ChannelCommands, describe_schedule, describe_topics
 from bot.daily.latex import readable
 from bot.daily.posts import DailyPosts, Deliver, TickReport
 from bot.grammar import (
@@ -254,10 +254,9 @@ class PaperClub:
         if args.strip():
             raise UsageError("`settings` takes no arguments.")
         channel = self.channels.get(incoming.channel)
-        topics = "; ".join(channel.topics) or "none (picks tour the whole corpus)"
         lines = [
             describe_schedule(channel),
-            f"Topics: {topics}",
+            describe_topics(channel),
             f"Collections: {', '.join(channel.collections) or 'all'}",
             *self.meeting_commands.describe_all(channel.id),
         ]

@@ -104,8 +104,7 @@ class ChannelCommands:
         action = action.lower()
         channel = self.channels.get(incoming.channel)
         if not action:
-            shown = "; ".join(channel.topics) if channel.topics else "none (picks tour the whole corpus)"
-            return Reply(text=f"Topics: {shown}")
+            return Reply(text=describe_topics(channel))
         if action not in ("add", "remove", "clear"):
             raise UsageError(f"`{action}` is not a topics action: add, remove or clear.")
         if action == "clear" and rest.strip():
@@ -127,7 +126,7 @@ class ChannelCommands:
             new = []
         require_manager(incoming, "change the topics")
         updated = self.channels.update(incoming.channel, _set(topics=new))
-        return Reply(text=f"Topics: {'; '.join(updated.topics) or 'none (picks tour the whole corpus)'}")
+        return Reply(text=describe_topics(updated))
 
     def collections(self, incoming: Incoming, args: str) -> Reply:
         if args.strip():
@@ -211,6 +210,10 @@ def describe_schedule(channel: ChannelSettings) -> str:
     if channel.paused_until:
         text += f" Paused until {channel.paused_until:%Y-%m-%d}."
     return text
+
+
+def describe_topics(channel: ChannelSettings) -> str:
+    return f"Topics: {'; '.join(channel.topics) or 'none (picks tour the whole corpus)'}"
 
 
 def describe_next(channel: ChannelSettings, now: datetime) -> str:
