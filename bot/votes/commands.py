@@ -34,6 +34,7 @@ from bot.votes.votes import POST_VOTES, Votes
 
 log = logging.getLogger(__name__)
 
+VOTE_USAGE = "Give the paper's number (on its card) and your vote, e.g. `vote 12 up`."
 POLL_OPTIONS_DEFAULT = 4
 POLL_OPTIONS_MAX = 10  # Discord's native polls and a readable message both stop here
 POLL_DURATION_DEFAULT = timedelta(hours=48)
@@ -86,34 +87,48 @@ class VoteCommands:
     # --- votes ------------------------------------------------------------------------
 
     def vote(self, incoming: Incoming, args: str) -> Reply:
-        """Typed: `vote ID up` names the paper by the number on its card; `vote OPTION`
-        the open poll's option. A button's value names the post itself (`vote post:ID up`:
-        see PaperClub.click), so buttons on old messages keep working."""
+        """Typed: `vote ID up` names the paper by the number on its card (or any id the
+        library knows); `vote OPTION` the open poll's option; `vote POLL_ID OPTION` a
+        poll. A button's value names the post itself (`vote post:ID up`: see
+        PaperClub.click), so buttons on old messages keep working."""
         words = args.split()
         if len(words) == 1 and looks_like_number(words[0]):
             return self._vote_open_poll(incoming, words[0])
-        clicked = len(words) == 2 and words[0].startswith("post:")
-        reference = words[0].removeprefix("post:") if clicked else (words[0] if words else "")
-        if len(words) != 2 or (clicked or words[1].lower() not in POST_VOTES) and not looks_like_number(reference):
-            raise UsageError("Give the paper's number (on its card) and your vote, e.g. `vote 12 up`.")
-        target = number(reference) if clicked else self._paper_number(reference)
-        choice = words[1].lower()
+        if len(words) != 2:
+            raise UsageError(VOTE_USAGE)
+        reference, choice = words[0], words[1].lower()
+        clicked = reference.startswith("post:")
+        if clicked:
+            reference = reference.removeprefix("post:")
+        elif choice in POST_VOTES:  # a paper, by its number or an id such as arXiv:1706.03762
+            return self._vote_paper(incoming, reference, choice)
+        if not looks_like_number(reference):
+            raise UsageError(VOTE_USAGE)
+        target = number(reference)
         if target is None:
             return Reply(text=f"Nothing numbered {reference} was posted in this channel.", ephemeral=True,
                          ok=False)
         channel = self.channels.get(incoming.channel)
-        if choice in POST_VOTES:
-            post_id = target if clicked else self._post_of_paper(channel.id, target)
-            if post_id is None:
-                return Reply(text=f"Paper {target} has not been posted in this channel; `history` lists the "
-                             "papers you can vote on.", ephemeral=True, ok=False)
-            return self._vote_post(channel.id, post_id, incoming.user.user_id, choice)
+        if clicked and choice in POST_VOTES:
+            return self._vote_post(channel.id, target, incoming.user.user_id, choice)
         if looks_like_number(choice) and not clicked:
             position = number(choice, 1, POLL_OPTIONS_MAX)
             if position is None:
                 raise UsageError(f"A poll's options are numbered 1 to {POLL_OPTIONS_MAX} at most.")
             return self._vote_poll(channel.id, target, incoming.user.user_id, position)
         raise UsageError(f"`{words[1]}` is not a vote: up, down, read or none for a post; an option number for a poll.")
+
+    def _vote_paper(self, incoming: Incoming, reference: str, choice: str) -> Reply:
+        target = self._paper_number(reference)
+        if target is None:
+            return Reply(text=f"Nothing numbered {reference} was posted in this channel.", ephemeral=True,
+                         ok=False)
+        channel = self.channels.get(incoming.channel)
+        post_id = self._post_of_paper(channel.id, target)
+        if post_id is None:
+            return Reply(text=f"Paper {target} has not been posted in this channel; `history` lists the "
+                         "papers you can vote on.", ephemeral=True, ok=False)
+        return self._vote_post(channel.id, post_id, incoming.user.user_id, choice)
 
     def _paper_number(self, reference: str) -> int | None:
         """A paper's number from what a member typed: the number itself, or any id the
