@@ -75,7 +75,8 @@ def render_text(reply: Reply) -> str:
     parts = [reply.text] if reply.text else []
     parts += [render_card(c) for c in reply.cards]
     if reply.actions:
-        parts.append("  ".join(f"[{a.label}: {a.value}]" for a in reply.actions))
+        # No buttons here: each action shows the line to type for it.
+        parts.append("  ".join(f"[{a.label}: {a.typed or a.value}]" for a in reply.actions))
     if reply.link_to:
         parts.append(f"(discussion: the thread of message {reply.link_to})")
     return "\n\n".join(parts)

@@ -76,6 +76,9 @@ class Action:
     label: str
     value: str
     style: str = "default"  # default | primary | danger
+    # What a member types for the same effect where there are no buttons (the console):
+    # a button names its post, a member the paper's number. Empty: the value itself.
+    typed: str = ""
 
 
 @dataclass

@@ -27,7 +27,7 @@ class PostReplies:
         return Reply(
             text=f"{heading}: {readable(paper.title)}\n{tally_line}",
             cards=[card(paper, self.tokenizer, hit, reason=post.reason)],
-            actions=vote_actions(post.id),
+            actions=vote_actions(post.id, paper.id),
             post_id=post.id,
         )
 
@@ -40,7 +40,7 @@ class PostReplies:
         return Reply(
             text=f"{heading}: {readable(paper.title)}",
             cards=[card(paper, self.tokenizer, hit, reason=reason)],
-            actions=vote_actions(post_id) if post_id is not None else [],
+            actions=vote_actions(post_id, paper.id) if post_id is not None else [],
             open_thread=_thread_name(readable(paper.title)),
             post_id=post_id,
         )
@@ -71,12 +71,13 @@ class PostReplies:
         )
 
 
-def vote_actions(post_id: int) -> list[Action]:
-    """The three buttons under every post; each value is the command a click sends."""
+def vote_actions(post_id: int, paper_id: int) -> list[Action]:
+    """The three buttons under every post; each value is the command a click sends (it
+    names the post), and `typed` the one a member types (the number on the card)."""
     return [
-        Action("Want to discuss", f"vote {post_id} up", "primary"),
-        Action("Not for us", f"vote {post_id} down", "danger"),
-        Action("I read it", f"vote {post_id} read"),
+        Action(label, f"vote {post_id} {choice}", style, typed=f"vote {paper_id} {choice}")
+        for label, choice, style in (("Want to discuss", "up", "primary"), ("Not for us", "down", "danger"),
+                                     ("I read it", "read", "default"))
     ]
 
 

@@ -13,7 +13,7 @@ import threading
 
 import pytest
 
-from adapters.console import ConsoleSession, render_card
+from adapters.console import ConsoleSession, render_card, render_text
 from bot.messages import PaperCard, Reply
 from tests.processes import paperclub, start_paperclub
 
@@ -181,3 +181,17 @@ def test_exit_and_quit_end_the_console_instead_of_printing_the_help(seeded, word
     ConsoleSession(core, channel="bye").run(io.StringIO(f"today\n{word}\nhelp\n"), out)
     assert "paperclub commands" not in out.getvalue()  # neither `exit` nor the `help` after it answered
     assert out.getvalue().count("\n") == 1  # only `today` was answered
+
+
+def test_a_post_on_the_console_shows_the_vote_to_type_and_typing_it_counts(seeded_copy):
+    from bot.app import build_services
+
+    services = build_services(seeded_copy)
+    session = ConsoleSession(services.core, channel="buttons", user="ann", manager=True)
+    posted = session.send("next")
+    paper = posted.cards[0].paper_id
+    shown = render_text(posted).splitlines()[-1]
+    # Buttons name the post; the console, having none, shows what a member types.
+    assert shown == f"[Want to discuss: vote {paper} up]  [Not for us: vote {paper} down]  [I read it: vote {paper} read]"
+    assert posted.actions[0].value == f"vote {posted.post_id} up"
+    assert session.send(f"vote {paper} up").text.endswith("👍 1 · 👎 0 · read 0")
