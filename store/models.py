@@ -160,6 +160,9 @@ class Channel(Base):
     refused_on: Mapped[date | None]
     # Shown (once) in the reply to the channel's next command, e.g. why it was paused.
     pause_notice: Mapped[str | None] = mapped_column(Text)
+    # The emoji that vote on this channel's posts, space-separated, for want to discuss,
+    # not for us and read; NULL: 👍 👎 ✅.
+    reactions: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
 
@@ -416,3 +419,42 @@ class SeenRequest(Base):
 
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
     seen_at: Mapped[datetime]
+
+
+class Addition(Base):
+    """One `add` by a member: what they asked for and what came of it (the paper, or
+    why not). It names who added a paper and when, and bounds a member's fetches."""
+
+    __tablename__ = "additions"
+    __table_args__ = (
+        Index("ix_additions_user_time", "platform", "workspace", "user_id", "created_at"),
+        Index("ix_additions_paper", "paper_id"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform: Mapped[str] = mapped_column(String(20))
+    workspace: Mapped[str] = mapped_column(String(100))
+    channel_id: Mapped[int | None] = mapped_column(ForeignKey("channels.id", ondelete="SET NULL"))
+    user_id: Mapped[str] = mapped_column(String(100))
+    user_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
+    asked: Mapped[str] = mapped_column(String(2000))
+    paper_id: Mapped[int | None] = mapped_column(ForeignKey("papers.id", ondelete="SET NULL"))
+    outcome: Mapped[str] = mapped_column(String(20))  # added | existed | not_found | unreachable | refused
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ChannelLink(Base):
+    """A channel's secret link (its calendar feed, its archive page): only the SHA-256
+    digest of the token is kept, so the database alone does not open the page."""
+
+    __tablename__ = "channel_links"
+    __table_args__ = (
+        UniqueConstraint("channel_id", "kind", name="uq_channel_link_kind"),
+        UniqueConstraint("token_hash", name="uq_channel_link_token"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(20))  # calendar | archive
+    token_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
