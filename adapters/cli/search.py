@@ -47,8 +47,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from bot.search.bench.engines import ENGINES
+    from bot.search.bench.realistic import CorpusChoice
     from bot.search.bench.runner import plot, run_bench, table, write_json
-    from bot.search.bench.synthetic import parse_size
+    from bot.search.bench.synthetic import parse_size, size_label
 
     try:
         sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
@@ -64,8 +65,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if not 0.0 <= args.repeat_titles <= 1.0:
+        print("error: --repeat-titles is a share between 0 and 1 (e.g. 0.1)", file=sys.stderr)
+        return 2
+    corpus = CorpusChoice(args.corpus, args.repeat_titles)
+    print(f"corpus: {corpus.describe()}", file=sys.stderr)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.jsonl:  # the same papers as a file, for `paperclub import`
+        from bot.search.bench.realistic import write_jsonl
+
+        Path(args.jsonl).mkdir(parents=True, exist_ok=True)
+        for size in sizes:
+            path = Path(args.jsonl) / f"{args.corpus}-{size_label(size)}.jsonl"
+            with open(path, "w", encoding="utf-8") as file:
+                write_jsonl(corpus.papers(size), file)
+            print(f"wrote {path}", file=sys.stderr)
     if args.work_dir:  # a named scratch place may not exist yet
         Path(args.work_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="paperclub-bench-", dir=args.work_dir) as work:
@@ -76,9 +91,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
             args.queries,
             rank_bm25_max,
             log=lambda line: print(line, file=sys.stderr),
+            corpus=corpus,
         )
     print(table(results))
-    write_json(results, out / "bench.json", args.queries)
+    write_json(results, out / "bench.json", args.queries, corpus)
     drawn = plot(results, out / "bench.png")
     print(
         f"\nwrote {out / 'bench.json'}"
@@ -96,7 +112,24 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         "--engines", default="paperclub,rank-bm25,bm25s,tantivy", help="engines to compare"
     )
     p.add_argument(
-        "--queries", type=int, default=300, help="queries per engine and size (default 300)"
+        "--queries", type=int, default=200, help="queries per engine and size (default 200)"
+    )
+    p.add_argument(
+        "--corpus",
+        choices=["realistic", "resampled"],
+        default="realistic",
+        help="realistic: a vocabulary growing as SciFact's (Heaps' law), Zipf, topics (default); "
+        "resampled: the seed sentences, about 8,000 distinct words at any size",
+    )
+    p.add_argument(
+        "--repeat-titles",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="realistic corpus: the share of papers whose title others share too (e.g. 0.1)",
+    )
+    p.add_argument(
+        "--jsonl", metavar="DIR", help="also write each corpus as JSON Lines for `paperclub import`"
     )
     p.add_argument(
         "--rank-bm25-max", default="100k", help="largest corpus for rank-bm25 (default 100k)"

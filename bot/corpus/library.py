@@ -14,6 +14,7 @@ under them, as it was; any other record is filed under the imported file.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ from store import Database
 from store.models import CorpusState, Paper, PaperExternalId, PaperSource, utcnow
 
 CHUNK = 500  # rows per IN (...) lookup; well under every database's parameter limit
+BATCH = 1_000  # new papers per flush: their inserts go to the database together
 _FIELDS = ("abstract", "url", "track", "presentation", "award", "venue", "year")
 # The paper's columns the merge rule fills (bot.corpus.merge.merged).
 _SHOWN = ("title", "title_derived", "authors", *_FIELDS, "tags", "notes")
@@ -103,14 +105,83 @@ class _Incoming:
                 self.sources[place] = restored
 
 
+class _Titles:
+    """Papers by normalised title, in the order they became known (the database's oldest
+    first, then this import's), grouped by the id schemes they hold.
+
+    A paper matches the first paper of its title whose ids do not conflict with its own.
+    One holding any of its ids would have matched by that id already (_Existing.by_external
+    is asked first), so the papers sharing one of its schemes all hold another id there:
+    they conflict. The rest never do, and the first of each group of schemes is at hand.
+    No scan of the papers that share a title, however many (a corpus where a tenth of the
+    titles repeat made that quadratic); a title only one paper has costs one entry.
+    """
+
+    def __init__(self) -> None:
+        self.single: dict[str, int] = {}  # title key -> its only paper (most titles)
+        self.order: dict[str, list[int]] = {}  # title key -> its papers, first known first
+        self.position: dict[str, dict[int, int]] = {}  # title key -> paper -> place
+        self.groups: dict[str, dict[frozenset[str], list[int]]] = {}  # -> sorted places
+        self.keys_of: dict[int, list[str]] = {}  # paper -> its titles with several papers
+        self.schemes_of: dict[int, frozenset[str]] = {}
+        self._interned: dict[frozenset[str], frozenset[str]] = {}
+
+    def add(self, key: str, paper: int) -> None:
+        only = self.single.get(key)
+        if only == paper or paper in self.position.get(key, ()):
+            return
+        if only is None and key not in self.order:
+            self.single[key] = paper
+            return
+        if only is not None:  # a second paper: the title gets its groups
+            del self.single[key]
+            self.order[key], self.position[key], self.groups[key] = [], {}, {}
+            self._place(key, only)
+        self._place(key, paper)
+
+    def _place(self, key: str, paper: int) -> None:
+        order = self.order[key]
+        self.position[key][paper] = len(order)
+        group = self.groups[key].setdefault(self.schemes_of.get(paper, frozenset()), [])
+        group.append(len(order))  # the newest place: the group stays sorted
+        order.append(paper)
+        self.keys_of.setdefault(paper, []).append(key)
+
+    def set_schemes(self, paper: int, schemes: Iterable[str]) -> None:
+        schemes = frozenset(schemes)
+        schemes = self._interned.setdefault(schemes, schemes)  # a few sets for all papers
+        old = self.schemes_of.get(paper, frozenset())
+        self.schemes_of[paper] = schemes
+        if old == schemes:
+            return
+        for key in self.keys_of.get(paper, ()):
+            place = self.position[key][paper]
+            groups = self.groups[key]
+            groups[old].pop(bisect_left(groups[old], place))
+            insort(groups.setdefault(schemes, []), place)
+
+    def first(self, key: str, schemes: set[str]) -> int | None:
+        """The first paper under `key` holding none of `schemes`."""
+        if (only := self.single.get(key)) is not None:
+            return None if self.schemes_of.get(only, frozenset()) & schemes else only
+        groups = self.groups.get(key, {})
+        places = [group[0] for held, group in groups.items() if group and not held & schemes]
+        return self.order[key][min(places)] if places else None
+
+
 @dataclass
 class _Existing:
-    """What the database already knows about the identities in one import."""
+    """What the database already knows about the identities in one import.
+
+    Papers are named by keys: a stored paper by its id, a paper this import creates by a
+    negative number until the end (its id exists only once it is flushed, and flushes
+    are batched)."""
 
     by_external: dict[Pair, int] = field(default_factory=dict)
-    by_title: dict[str, list[int]] = field(default_factory=dict)
-    ids_of: dict[int, dict[str, set[str]]] = field(default_factory=dict)
+    titles: _Titles = field(default_factory=_Titles)
     unowned: set[Pair] = field(default_factory=set)  # ids known to belong to no paper
+    created: dict[int, Paper] = field(default_factory=dict)  # new papers not flushed yet
+    flushed: list[int] = field(default_factory=list)  # the ids of new papers, by -key - 1
 
     def owners(self, session: Session, pairs: Iterable[Pair]) -> dict[Pair, int | None]:
         """The paper holding each id, or None; asks the database only for unknown ones."""
@@ -126,6 +197,24 @@ class _Existing:
             self.by_external.update({(s, v): pid for s, v, pid in rows})
             self.unowned.update(p for p in chunk if p not in self.by_external)
         return {pair: self.by_external.get(pair) for pair in pairs}
+
+    def new_key(self, paper: Paper) -> int:
+        key = -(len(self.flushed) + len(self.created) + 1)
+        self.created[key] = paper
+        return key
+
+    def paper(self, session: Session, key: int) -> Paper:
+        if key in self.created:
+            return self.created[key]
+        # A paper of this import flushed since (the session may have let it go), or a stored one.
+        return session.get_one(Paper, self.flushed[-key - 1] if key < 0 else key)
+
+    def flush(self, session: Session) -> None:
+        """Write the pending papers in one go (the database batches their inserts); only
+        their ids are kept, not the objects: an import can hold a million papers."""
+        session.flush()
+        self.flushed.extend(paper.id for paper in self.created.values())  # keys in order
+        self.created.clear()
 
 
 class Library:
@@ -186,6 +275,7 @@ class Library:
                 setattr(summary, outcome, getattr(summary, outcome) + 1)
                 if progress and (done % 200 == 0 or done == len(papers)):
                     progress(done, len(papers))
+            existing.flush(session)
             if summary.added or summary.updated:
                 _bump_revision(session)
         return summary
@@ -408,6 +498,7 @@ def _union(a: list[str], b: list[str]) -> list[str]:
 def _load_existing(session: Session, papers: list[_Incoming]) -> _Existing:
     existing = _Existing()
     existing.owners(session, [pair for paper in papers for pair in paper.id_pairs()])
+    by_title: dict[str, list[int]] = {}
     keys = list({key for paper in papers for key in paper.title_keys()})
     for start in range(0, len(keys), CHUNK):
         rows = session.execute(
@@ -416,18 +507,22 @@ def _load_existing(session: Session, papers: list[_Incoming]) -> _Existing:
             .distinct()
         )
         for key, pid in rows:
-            existing.by_title.setdefault(key, []).append(pid)
-    for pids in existing.by_title.values():
-        pids.sort()  # the oldest paper first, whatever order the database returns
-    candidates = sorted({pid for pids in existing.by_title.values() for pid in pids})
+            by_title.setdefault(key, []).append(pid)
+    candidates = sorted({pid for pids in by_title.values() for pid in pids})
+    schemes: dict[int, set[str]] = {}
     for start in range(0, len(candidates), CHUNK):
         rows = session.execute(
-            select(PaperExternalId.paper_id, PaperExternalId.scheme, PaperExternalId.value).where(
-                PaperExternalId.paper_id.in_(candidates[start : start + CHUNK])
-            )
+            select(PaperExternalId.paper_id, PaperExternalId.scheme)
+            .where(PaperExternalId.paper_id.in_(candidates[start : start + CHUNK]))
+            .distinct()
         )
-        for pid, scheme, value in rows:
-            existing.ids_of.setdefault(pid, {}).setdefault(scheme, set()).add(value)
+        for pid, scheme in rows:
+            schemes.setdefault(pid, set()).add(scheme)
+    for pid, held in schemes.items():
+        existing.titles.set_schemes(pid, held)
+    for key, pids in by_title.items():
+        for pid in sorted(pids):  # the oldest paper first, whatever order the database returns
+            existing.titles.add(key, pid)
     return existing
 
 
@@ -435,22 +530,20 @@ def _match(existing: _Existing, paper: _Incoming) -> int | None:
     for pair in paper.id_pairs():
         if (owner := existing.by_external.get(pair)) is not None:
             return owner
-    ids = paper.ids()
-    for key in paper.title_keys():
-        for paper_id in existing.by_title.get(key, []):
-            if not _conflicting(existing.ids_of.get(paper_id, {}), ids):
-                return paper_id
+    schemes = set(paper.ids())
+    for title in paper.title_keys():
+        if (found := existing.titles.first(title, schemes)) is not None:
+            return found
     return None
 
 
-def _remember(existing: _Existing, paper: Paper) -> None:
-    for source in paper.sources:
-        if paper.id not in existing.by_title.setdefault(source.title_key, []):
-            existing.by_title[source.title_key].append(paper.id)
+def _remember(existing: _Existing, key: int, paper: Paper) -> None:
     pairs = [(x.scheme, x.value) for x in paper.external_ids]
-    existing.by_external.update(dict.fromkeys(pairs, paper.id))
+    existing.titles.set_schemes(key, (scheme for scheme, _value in pairs))
+    for source in paper.sources:
+        existing.titles.add(source.title_key, key)
+    existing.by_external.update(dict.fromkeys(pairs, key))
     existing.unowned.difference_update(pairs)
-    existing.ids_of[paper.id] = _grouped(pairs)
 
 
 # --- storing and merging ---------------------------------------------------------------
@@ -458,22 +551,27 @@ def _remember(existing: _Existing, paper: Paper) -> None:
 
 def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
     """Store one paper's sources; "added", "updated" or "unchanged"."""
-    paper_id = _match(existing, incoming)
-    paper = Paper() if paper_id is None else session.get_one(Paper, paper_id)
-    if paper_id is not None and _already_stored(paper, incoming):
+    key = _match(existing, incoming)
+    paper = Paper() if key is None else existing.paper(session, key)
+    if key is not None and _already_stored(paper, incoming):
         return "unchanged"  # the usual re-import: nothing to merge again
-    before = None if paper_id is None else _snapshot(paper)
+    before = None if key is None else _snapshot(paper)
     for restored in incoming.sources.values():
         _put_source(paper, restored)
     _show_merged(paper)
-    _hold_ids(session, existing, paper)
+    if key is None:
+        key = existing.new_key(paper)
+    released = _hold_ids(session, existing, paper, key)
     if before is not None:
         if _snapshot(paper) == before:
             return "unchanged"
         paper.updated_at = utcnow()
     session.add(paper)
-    session.flush()  # now: an id another paper lets go of may be taken by the next one
-    _remember(existing, paper)
+    if released or len(existing.created) >= BATCH:
+        # An id a paper lets go of may be taken by the next one: its row must be gone
+        # first (one flush could insert the new row before deleting the old).
+        existing.flush(session)
+    _remember(existing, key, paper)
     return "added" if before is None else "updated"
 
 
@@ -513,20 +611,24 @@ def _show_merged(paper: Paper) -> None:
             setattr(paper, name, value)
 
 
-def _hold_ids(session: Session, existing: _Existing, paper: Paper) -> None:
-    """The paper holds every id its sources give, but those another paper holds already."""
+def _hold_ids(session: Session, existing: _Existing, paper: Paper, key: int) -> bool:
+    """The paper holds every id its sources give, but those another paper holds already;
+    True when it let go of one."""
     given = [pair for s in _in_merge_order(paper.sources) for pair in s.fields["external_ids"].items()]
     owners = existing.owners(session, given)
-    wanted = [pair for pair in dict.fromkeys(given) if owners[pair] in (None, paper.id)]
+    wanted = [pair for pair in dict.fromkeys(given) if owners[pair] in (None, key)]
+    released = False
     for row in list(paper.external_ids):
         if (row.scheme, row.value) not in wanted:  # no source gives it any more
             paper.external_ids.remove(row)
             existing.by_external.pop((row.scheme, row.value), None)
             existing.unowned.add((row.scheme, row.value))
+            released = True
     held = {(x.scheme, x.value) for x in paper.external_ids}
     for scheme, value in wanted:
         if (scheme, value) not in held:
             paper.external_ids.append(PaperExternalId(scheme=scheme, value=value))
+    return released
 
 
 def _snapshot(paper: Paper) -> str:

@@ -132,3 +132,41 @@ def test_a_jsonl_file_without_sources_goes_into_the_named_collection(db, tmp_pat
     assert [(s.collection, s.source, s.line, s.format) for s in paper.sources] == [
         ("picks", "picks.jsonl", 1, "jsonl"), ("reading", "picks.jsonl", 1, "jsonl"),
     ]
+
+
+def test_a_title_many_papers_share_matches_the_first_that_agrees_without_a_scan(db, tmp_path, monkeypatch):
+    from bot.corpus import library as library_module
+
+    library = Library(db)
+
+    def write(name: str, *records: dict) -> str:
+        path = tmp_path / name
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+        return str(path)
+
+    editorials = [
+        {"external_ids": {"bench": f"ed-{i}"}, "title": "Editorial", "abstract": f"issue {i}"} for i in range(300)
+    ]
+    assert library.import_file(write("journal.jsonl", *editorials)).added == 300
+    checks = []
+    real_conflicting = library_module._conflicting
+    monkeypatch.setattr(
+        library_module, "_conflicting", lambda a, b: checks.append(1) or real_conflicting(a, b)
+    )
+    # A DOI for "Editorial": the oldest editorial holds none yet, so it takes this one...
+    doi_a = {"external_ids": {"doi": "10.1234/ed.a"}, "title": "Editorial"}
+    assert library.import_file(write("a.jsonl", doi_a)).updated == 1
+    assert library.find("10.1234/ed.a").abstract == "issue 0"
+    # ...and another DOI goes to the next one, the oldest now holding a different DOI.
+    doi_b = {"external_ids": {"doi": "10.1234/ed.b"}, "title": "Editorial"}
+    assert library.import_file(write("b.jsonl", doi_b)).updated == 1
+    assert library.find("10.1234/ed.b").abstract == "issue 1"
+    # A bench id none of them holds: every editorial holds another, so it is a new paper.
+    new = {"external_ids": {"bench": "ed-new"}, "title": "Editorial", "abstract": "new"}
+    assert library.import_file(write("c.jsonl", new)).added == 1
+    # A record without ids joins the oldest paper of that title.
+    assert library.import_file(write("d.jsonl", {"title": "Editorial", "tags": ["x"]})).updated == 1
+    assert library.find("10.1234/ed.a").tags == ["x"]
+    assert library.count() == 301
+    # None of these looked through the 300 papers that share the title.
+    assert len(checks) < 10

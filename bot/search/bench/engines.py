@@ -1,7 +1,7 @@
 """The engines `paperclub bench` compares, each behind the same two steps.
 
-`build(size, directory)` indexes the synthetic corpus of that size and persists it in
-`directory`; `load(directory)` returns a function from a query's text to the ids of its
+`build(papers, directory)` indexes the papers (streamed from the corpus generator, whose
+time counts in the build) and persists them in `directory`; `load(directory)` returns a function from a query's text to the ids of its
 top 10. Each engine tokenises the way it is normally used: paperclub and rank-bm25 with
 paperclub's tokenizer (paperclub on worker processes, rank-bm25 in one process), bm25s
 with its own tokenizer and PyStemmer's English stemmer, tantivy with its `en_stem`
@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 
-from bot.search.bench.synthetic import SeedPools, synthetic_papers
 from bot.search.bm25 import Bm25Params
-from bot.search.content import IndexContent
+from bot.search.content import IndexContent, IndexedPaper
 from bot.search.files import IndexStore
 from bot.search.service import Query, SearchIndex
 from bot.search.tokens import Tokenizer
@@ -31,13 +30,13 @@ Search = Callable[[str], list[int]]
 class PaperclubEngine:
     name = "paperclub"
 
-    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
-        # The papers are streamed into the build, as from the database: their generation
-        # (about 5 s a million) counts in this engine's build time.
-        content = IndexContent.build(synthetic_papers(size, pools), Tokenizer())
+    def build(self, papers: Iterable[IndexedPaper], directory: Path) -> int:
+        # The papers are streamed into the build, as from the database.
+        content = IndexContent.build(papers, Tokenizer())
         IndexStore(directory).save(
-            content.arrays(), {"revision": 1, "fingerprint": "bench", "papers": size}
+            content.arrays(), {"revision": 1, "fingerprint": "bench", "papers": content.doc_count}
         )
+        return len(content.bm25.vocabulary)
 
     def load(self, directory: Path) -> Search:
         stored = IndexStore(directory).current()
@@ -51,14 +50,15 @@ class PaperclubEngine:
 class RankBm25Engine:
     name = "rank-bm25"
 
-    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
+    def build(self, papers: Iterable[IndexedPaper], directory: Path) -> int:
         from rank_bm25 import BM25Okapi
 
         tokenizer = Tokenizer()
-        model = BM25Okapi([tokenizer.tokens(p.text) for p in synthetic_papers(size, pools)])
+        model = BM25Okapi([tokenizer.tokens(p.text) for p in papers])
         directory.mkdir(parents=True, exist_ok=True)
         with open(directory / "bm25okapi.pickle", "wb") as out:
             pickle.dump(model, out, protocol=pickle.HIGHEST_PROTOCOL)
+        return len(model.idf)
 
     def load(self, directory: Path) -> Search:
         with open(directory / "bm25okapi.pickle", "rb") as source:
@@ -76,11 +76,11 @@ class RankBm25Engine:
 class Bm25sEngine:
     name = "bm25s"
 
-    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
+    def build(self, papers: Iterable[IndexedPaper], directory: Path) -> int:
         import bm25s
         import Stemmer
 
-        texts = [p.text for p in synthetic_papers(size, pools)]
+        texts = [p.text for p in papers]
         tokens = bm25s.tokenize(
             texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False
         )
@@ -88,6 +88,7 @@ class Bm25sEngine:
         retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
         retriever.save(str(directory), show_progress=False)
+        return len(tokens.vocab)
 
     def load(self, directory: Path) -> Search:
         import bm25s
@@ -111,16 +112,17 @@ class Bm25sEngine:
 class TantivyEngine:
     name = "tantivy"
 
-    def build(self, size: int, pools: SeedPools, directory: Path) -> None:
+    def build(self, papers: Iterable[IndexedPaper], directory: Path) -> int | None:
         import tantivy
 
         directory.mkdir(parents=True, exist_ok=True)
         index = tantivy.Index(_tantivy_schema(), path=str(directory))
         writer = index.writer(heap_size=256_000_000, num_threads=2)
-        for paper in synthetic_papers(size, pools):
+        for paper in papers:
             writer.add_document(tantivy.Document(id=paper.paper_id, body=paper.text))
         writer.commit()
         writer.wait_merging_threads()
+        return None  # tantivy-py does not tell its dictionary's size
 
     def load(self, directory: Path) -> Search:
         import tantivy

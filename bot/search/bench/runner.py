@@ -24,7 +24,10 @@ from typing import Any
 import numpy as np
 
 from bot.search.bench.engines import ENGINES, available
-from bot.search.bench.synthetic import SeedPools, bench_queries, seed_records, size_label
+from bot.search.bench.realistic import CorpusChoice
+from bot.search.bench.synthetic import size_label
+
+QUERIES_AMONG = 10_000  # queries are about the first papers, which every size holds
 
 
 @dataclass
@@ -39,6 +42,7 @@ class Measurement:
     p50_ms: float | None = None
     p99_ms: float | None = None
     queries: int = 0
+    terms: int | None = None  # distinct terms in the engine's dictionary
     note: str = ""
 
 
@@ -46,11 +50,13 @@ def run_bench(
     sizes: list[int],
     engines: list[str],
     work_dir: Path,
-    query_count: int = 300,
+    query_count: int = 200,
     rank_bm25_max: int = 100_000,
     log: Callable[[str], None] = print,
+    corpus: CorpusChoice | None = None,
 ) -> list[Measurement]:
-    queries = bench_queries(SeedPools.from_records(seed_records()), query_count)
+    corpus = corpus or CorpusChoice()
+    queries = corpus.queries(query_count, among=min([*sizes, QUERIES_AMONG]))
     results = []
     for size in sizes:
         for engine in engines:
@@ -68,7 +74,7 @@ def run_bench(
             directory = work_dir / f"{engine}-{size_label(size)}"
             shutil.rmtree(directory, ignore_errors=True)
             try:
-                _measure(measurement, directory, queries, log)
+                _measure(measurement, directory, queries, log, corpus)
             except Exception as problem:  # noqa: BLE001 - one engine failing must not end the run
                 measurement.note = f"failed: {type(problem).__name__}: {problem}"
                 log(f"{engine} {size_label(size)}: {measurement.note}")
@@ -78,15 +84,22 @@ def run_bench(
 
 
 def _measure(
-    measurement: Measurement, directory: Path, queries: list[str], log: Callable[[str], None]
+    measurement: Measurement,
+    directory: Path,
+    queries: list[str],
+    log: Callable[[str], None],
+    corpus: CorpusChoice,
 ) -> None:
     label = f"{measurement.engine} {size_label(measurement.size)}"
     log(f"{label}: building")
-    build = _in_child(_build_step, measurement.engine, measurement.size, directory)
+    build = _in_child(_build_step, measurement.engine, measurement.size, directory, corpus)
     measurement.build_s, measurement.build_peak_mb = build["seconds"], build["peak_mb"]
+    measurement.terms = build["terms"]
     measurement.index_mb = _size_mb(directory)
     log(
-        f"{label}: built in {build['seconds']:.1f} s, peak {build['peak_mb']:.0f} MB, {measurement.index_mb:.0f} MB on disk"
+        f"{label}: built in {build['seconds']:.1f} s, peak {build['peak_mb']:.0f} MB, "
+        f"{measurement.index_mb:.0f} MB on disk"
+        + (f", {build['terms']:,} distinct terms" if build["terms"] is not None else "")
     )
     serve = _in_child(_serve_step, measurement.engine, directory, queries)
     measurement.load_s, measurement.serve_peak_mb = serve["load_s"], serve["peak_mb"]
@@ -105,11 +118,11 @@ def _in_child(step: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]
         return pool.submit(step, *args).result()
 
 
-def _build_step(engine: str, size: int, directory: Path) -> dict[str, Any]:
-    pools = SeedPools.from_records(seed_records())
+def _build_step(engine: str, size: int, directory: Path, corpus: CorpusChoice) -> dict[str, Any]:
     started = time.perf_counter()
-    ENGINES[engine].build(size, pools, directory)
-    return {"seconds": time.perf_counter() - started, "peak_mb": _peak_mb()}
+    # The corpus is generated as the engine reads it: its time counts in the build.
+    terms = ENGINES[engine].build(corpus.papers(size), directory)
+    return {"seconds": time.perf_counter() - started, "peak_mb": _peak_mb(), "terms": terms}
 
 
 def _serve_step(engine: str, directory: Path, queries: list[str]) -> dict[str, Any]:
@@ -182,6 +195,7 @@ COLUMNS = (
     ("serve_peak_mb", "serve peak MB", "{:.0f}"),
     ("p50_ms", "p50 ms", "{:.2f}"),
     ("p99_ms", "p99 ms", "{:.2f}"),
+    ("terms", "terms", "{:,}"),
 )
 
 
@@ -205,10 +219,18 @@ def table(results: list[Measurement]) -> str:
     return "\n".join(lines)
 
 
-def write_json(results: list[Measurement], path: Path, queries: int) -> None:
+def write_json(
+    results: list[Measurement], path: Path, queries: int, corpus: CorpusChoice | None = None
+) -> None:
+    corpus = corpus or CorpusChoice()
     path.write_text(
         json.dumps(
-            {"machine": machine(), "queries": queries, "results": [asdict(m) for m in results]},
+            {
+                "machine": machine(),
+                "corpus": {**asdict(corpus), "description": corpus.describe()},
+                "queries": queries,
+                "results": [asdict(m) for m in results],
+            },
             indent=1,
         ),
         encoding="utf-8",
