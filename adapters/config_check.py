@@ -63,6 +63,7 @@ DEFAULTS: dict[str, str] = {
     "PAPERCLUB_FEED_PAGE_SIZE": f"{FetchPolicy.page_size} entries per arXiv API request",
     "PAPERCLUB_FEED_MAX_ENTRIES": f"{FetchPolicy.max_entries} entries per refresh",
     "PAPERCLUB_FEED_CONTACT": "none in the User-Agent",
+    "PAPERCLUB_PUBLIC_URL": "none: `archive` and `session calendar` give no links",
 }
 FEED_VARIABLES = ("PAPERCLUB_FEED_PAGE_SIZE", "PAPERCLUB_FEED_MAX_ENTRIES", "PAPERCLUB_FEED_CONTACT")
 
@@ -71,6 +72,7 @@ CORE_GROUPS = (
     ("Scheduler", ("PAPERCLUB_TICK_SECONDS", "PAPERCLUB_CATCHUP")),
     ("Logging", ("PAPERCLUB_LOG_LEVEL", "PAPERCLUB_LOG_FORMAT")),
     ("Feeds", FEED_VARIABLES),
+    ("Links (archive page, calendar feed)", ("PAPERCLUB_PUBLIC_URL",)),
 )
 WIDTH = 30  # the variable-name column
 

@@ -26,11 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapters.config_check import startup_settings
-from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint
+from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint, pages_endpoint
 from bot.app import ConfigError, Services, utc_now
 from bot.core import DATABASE_UNAVAILABLE
 from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
 from bot.corpus.feeds import sync_jobs
+from bot.memory.pages import PREFIXES as PAGE_PREFIXES
+from bot.memory.pages import build_pages
 from bot.ops.health import health_report
 from bot.ops.heartbeats import Heartbeats
 from bot.scheduler import Deliveries, start_background, tick_job
@@ -68,6 +70,13 @@ class Process:
         beats = Heartbeats(self.services.db)
         s = self.services
         return json_endpoint(lambda: health_report(s.db, s.library, s.search, beats, utc_now()))
+
+    def routes(self) -> dict:
+        """/healthz, and the channels' archive pages and calendar feeds beside it."""
+        s = self.services
+        pages = pages_endpoint(build_pages(s.library, s.channels, s.meetings, s.votes, s.search.tokenizer,
+                                           utc_now).answer)
+        return {HEALTH_PATH: self.health_endpoint(), **{prefix: pages for prefix in PAGE_PREFIXES}}
 
 
 def serve(
@@ -108,7 +117,7 @@ def serve(
 def _build(process: Process, slack, discord, slack_configured, env: Mapping[str, str]) -> None:
     services = process.services
     if slack is not None:
-        process.slack = _slack_server(services, slack, extra={HEALTH_PATH: process.health_endpoint()})
+        process.slack = _slack_server(services, slack, extra=process.routes())
         process.deliveries["slack"] = process.slack.delivery
     elif slack_configured is not None and process.scheduler_on:
         from adapters.slack.app import SlackDelivery, bot_clients
@@ -129,7 +138,7 @@ def _build(process: Process, slack, discord, slack_configured, env: Mapping[str,
 
         process.deliveries["console"] = ConsoleDelivery(sys.stdout)  # no chat platform: console channels
     if process.slack is None and env.get("PORT", "").strip().isdigit():
-        process.health = _health_server(int(env["PORT"]), process.health_endpoint())
+        process.health = _health_server(int(env["PORT"]), process.routes())
 
 
 # Start-up failures the operator fixes (a port taken, Slack out of reach) become one
@@ -146,9 +155,9 @@ def _slack_server(services: Services, settings, extra: dict):
                           f"SLACK_BOT_TOKEN ({_os_reason(problem)})") from None
 
 
-def _health_server(port: int, endpoint) -> HealthServer:
+def _health_server(port: int, routes: dict) -> HealthServer:
     try:
-        return HealthServer(port, endpoint)
+        return HealthServer(port, routes.pop(HEALTH_PATH), routes)
     except OSError as problem:
         raise ConfigError(f"PORT={port}: cannot listen there ({_os_reason(problem)})") from None
 

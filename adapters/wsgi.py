@@ -1,5 +1,6 @@
-"""A few plain WSGI answers beside the Slack app on the same port: /healthz, and a
-health-only server for processes that run no Slack HTTP (a Discord worker with $PORT)."""
+"""A few plain WSGI answers beside the Slack app on the same port: /healthz, the
+channels' archive pages and calendar feeds (bot/memory/pages.py), and a server for them
+in processes that run no Slack HTTP (a Discord worker with $PORT)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,52 @@ import json
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 WSGIApp = Callable[[dict, Callable], Any]
 HEALTH_PATH = "/healthz"
 
 
 def route(default: WSGIApp, paths: Mapping[str, WSGIApp]) -> WSGIApp:
-    """`paths[PATH_INFO]` where there is one, else `default` (the Slack app)."""
+    """`paths[PATH_INFO]` where there is one, else the app of the path's prefix when a
+    key ends with "/" (/archive/ answers /archive/TOKEN), else `default` (the Slack app)."""
     if not paths:
         return default
+    prefixes = [(key, paths[key]) for key in sorted(paths, key=len, reverse=True) if key.endswith("/")]
 
     def app(environ: dict, start_response: Callable) -> Any:
-        return paths.get(environ.get("PATH_INFO", ""), default)(environ, start_response)
+        path = environ.get("PATH_INFO", "")
+        chosen = paths.get(path) or next((a for prefix, a in prefixes if path.startswith(prefix)), default)
+        return chosen(environ, start_response)
 
     return app
+
+
+def pages_endpoint(answer: Callable[[str, dict[str, str]], Any]) -> WSGIApp:
+    """GET and HEAD of the core's pages (`answer(path, query)` returns a Page with
+    status, headers, body); a 404 is the same plain answer as every other one."""
+
+    def app(environ: dict, start_response: Callable) -> list[bytes]:
+        method = environ.get("REQUEST_METHOD")
+        if method not in ("GET", "HEAD"):
+            start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Length", "0")])
+            return [b""]
+        query = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", ""), max_num_fields=20).items()}
+        page = answer(_path_text(environ.get("PATH_INFO", "")), query)
+        if page.status == 404:
+            return not_found(environ, start_response)
+        start_response(f"{page.status} OK", page.headers)
+        return [page.body] if method == "GET" else [b""]
+
+    return app
+
+
+def _path_text(path: str) -> str:
+    """PATH_INFO as text: WSGI hands it over as latin-1 decoded bytes."""
+    try:
+        return path.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return ""
 
 
 def json_endpoint(report: Callable[[], tuple[bool, dict]]) -> WSGIApp:
@@ -49,17 +82,30 @@ def not_found(_environ: dict, start_response: Callable) -> list[bytes]:
 
 
 class HealthServer:
-    """/healthz alone on `port`, for a process without Slack HTTP."""
+    """/healthz (and the `extra` paths: the archive pages, the calendar feeds) on `port`,
+    for a process without Slack HTTP."""
 
-    def __init__(self, port: int, endpoint: WSGIApp):
+    def __init__(self, port: int, endpoint: WSGIApp, extra: Mapping[str, WSGIApp] | None = None):
         import waitress
 
         self.server = waitress.create_server(
-            route(not_found, {HEALTH_PATH: endpoint}), host="0.0.0.0", port=port, threads=2, ident="paperclub"
+            route(not_found, {HEALTH_PATH: endpoint, **(extra or {})}), host="0.0.0.0", port=port, threads=2,
+            ident="paperclub"
         )
 
     def start(self) -> None:
-        threading.Thread(target=self.server.run, name="health-http", daemon=True).start()
+        self.thread = threading.Thread(target=self.server.run, name="health-http", daemon=True)
+        self.thread.start()
 
-    def stop(self) -> None:
-        self.server.close()
+    def stop(self, timeout: float = 5.0) -> None:
+        """Close the sockets in waitress's loop thread (closing them from another thread
+        races its select() on them) and let the loop end."""
+        from waitress import wasyncore
+
+        try:
+            self.server.trigger.pull_trigger(lambda: wasyncore.close_all(self.server._map))
+        except OSError:  # the loop has closed everything already
+            self.server.close()
+        thread = getattr(self, "thread", None)
+        if thread is not None:
+            thread.join(timeout)

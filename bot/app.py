@@ -18,7 +18,11 @@ from bot.daily.picks import Picker
 from bot.daily.posts import DailyPosts
 from bot.meetings.meetings import Meetings
 from bot.ops.replays import SeenRequests
-from bot.ops.settings import ConfigError, catchup_from_env  # noqa: F401  (ConfigError: re-exported)
+from bot.ops.settings import (  # noqa: F401  (ConfigError: re-exported)
+    ConfigError,
+    catchup_from_env,
+    public_url_from_env,
+)
 from bot.search.service import SearchService
 from bot.votes.polls import Polls
 from bot.votes.votes import Votes
@@ -53,6 +57,7 @@ def build_services(
     clock: Callable[[], datetime] = utc_now,
     grace: timedelta | None = None,
     ensure_schema: bool = True,
+    public_url: str | None = None,
 ) -> Services:
     db = Database(url or resolve_database_url())
     if ensure_schema:
@@ -64,5 +69,6 @@ def build_services(
     polls = Polls(db)
     daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes, grace or catchup_grace())
     meetings = Meetings(db)
-    core = PaperClub(library, search, channels, daily, votes, polls, meetings, clock)
+    core = PaperClub(library, search, channels, daily, votes, polls, meetings, clock,
+                     public_url=public_url or public_url_from_env())
     return Services(db, library, search, channels, daily, votes, polls, meetings, core, SeenRequests(db))

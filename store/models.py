@@ -444,17 +444,19 @@ class Addition(Base):
 
 
 class ChannelLink(Base):
-    """A channel's secret link (its calendar feed, its archive page): only the SHA-256
-    digest of the token is kept, so the database alone does not open the page."""
+    """A member's secret link to a channel's calendar feed or archive page: only the
+    SHA-256 digest of the token is kept, so the database alone opens no page (and a
+    link cannot be shown again: each member who asks gets their own)."""
 
     __tablename__ = "channel_links"
     __table_args__ = (
-        UniqueConstraint("channel_id", "kind", name="uq_channel_link_kind"),
+        UniqueConstraint("channel_id", "kind", "user_id", name="uq_channel_link_member"),
         UniqueConstraint("token_hash", name="uq_channel_link_token"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
     kind: Mapped[str] = mapped_column(String(20))  # calendar | archive
+    user_id: Mapped[str] = mapped_column(String(100))  # who asked for it
     token_hash: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -24,16 +24,21 @@ SESSIONS_MAX = 50
 
 
 class MeetingCommands:
-    def __init__(self, channels: Channels, meetings: Meetings, library: Library, clock: Callable[[], datetime]):
+    def __init__(self, channels: Channels, meetings: Meetings, library: Library, clock: Callable[[], datetime],
+                 calendar_link: Callable[[Incoming, list[str]], Reply] | None = None):
         self.channels = channels
         self.meetings = meetings
         self.library = library
         self.clock = clock
+        # `session calendar [reset]`: the feed's secret link (bot/memory), for managers.
+        self.calendar_link = calendar_link
 
     def commands(self) -> list[Command]:
         return [
-            Command("session", "session · session every DAY HH:MM [ZONE] · session off · session skip YYYY-MM-DD",
-                    "The group's weekly meeting (managers set it, switch it off or skip a date).",
+            Command("session", "session · session every DAY HH:MM [ZONE] · session off · session skip YYYY-MM-DD"
+                    " · session calendar [reset]",
+                    "The group's weekly meeting (managers set it, switch it off, skip a date, or get its "
+                    "calendar feed's link).",
                     "session every tue 17:00 Europe/Berlin", self.session, with_arguments),
             Command("presenters", "presenters · presenters add @member... · presenters remove @member...",
                     "The presenter rota (managers change it).", "presenters add @ana @ben", self.presenters,
@@ -71,8 +76,12 @@ class MeetingCommands:
             new = self.meetings.skip(channel.id, day)
             said = "Skipped" if new else "Already skipped:"
             return Reply(text=f"{said} the meeting on {day:%A %d %B %Y}. {self._describe(channel.id)}")
+        elif action == "calendar" and self.calendar_link is not None and len(words) <= 2:
+            require_manager(incoming, "get the meetings' calendar link")
+            return self.calendar_link(incoming, words[1:])
         else:
-            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]`, `session off` or `session skip DATE`.")
+            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]`, `session off`, `session skip DATE` "
+                             "or `session calendar [reset]`.")
         return Reply(text=f"Done. {self._describe(channel.id)}")
 
     def _skippable(self, channel_id: int, text: str):

@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -309,6 +310,40 @@ def catchup_from_env(env: Mapping[str, str] | None = None) -> timedelta:
         raise ConfigError(f"PAPERCLUB_CATCHUP: {problem}") from None
 
 
+def public_url(raw: str) -> str:
+    """PAPERCLUB_PUBLIC_URL: where `paperclub serve` is reached from outside, as an http(s)
+    URL with a host and no query or fragment (links are made by appending /archive/...);
+    returned without a trailing slash. ValueError saying what is wrong otherwise."""
+    text = raw.strip()
+    parts = urlsplit(text)
+    example = "use e.g. https://paperclub.example.org"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{raw!r} is not an http(s) URL with a host: {example}")
+    if parts.query or parts.fragment or "?" in text or "#" in text:
+        raise ValueError(f"{raw!r} has a query or fragment: give only the address, {example}")
+    if parts.username or parts.password:
+        raise ValueError(f"{raw!r} has a user or password in it: {example}")
+    if any(c.isspace() for c in text):
+        raise ValueError(f"{raw!r} has a space in it: {example}")
+    try:
+        parts.port  # noqa: B018 - reading it checks it
+    except ValueError:
+        raise ValueError(f"{raw!r} has a port that is not a number from 0 to 65535: {example}") from None
+    return text.rstrip("/")
+
+
+def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
+    """PAPERCLUB_PUBLIC_URL, checked; None when it is not set (the link commands then say
+    what to set)."""
+    raw = environment(env).get("PAPERCLUB_PUBLIC_URL")
+    if raw is None:
+        return None
+    try:
+        return public_url(raw)
+    except ValueError as problem:
+        raise ConfigError(f"PAPERCLUB_PUBLIC_URL: {problem}") from None
+
+
 class CoreSettings(EnvSettings):
     """What every paperclub process needs, whatever the platform."""
 
@@ -325,6 +360,8 @@ class CoreSettings(EnvSettings):
         "INFO", validation_alias="PAPERCLUB_LOG_LEVEL"
     )
     log_format: Literal["text", "json"] = Field("text", validation_alias="PAPERCLUB_LOG_FORMAT")
+    # Where the archive page and the calendar feed are reached (bot/memory); None: no links.
+    public_url: str | None = Field(None, validation_alias="PAPERCLUB_PUBLIC_URL")
 
     @property
     def database_shown(self) -> str:
@@ -338,6 +375,11 @@ class CoreSettings(EnvSettings):
     @classmethod
     def _database_url(cls, value: Any) -> Any:
         return database_url(value) if isinstance(value, str) else value
+
+    @field_validator("public_url", mode="before")
+    @classmethod
+    def _public_url(cls, value: Any) -> Any:
+        return public_url(value) if isinstance(value, str) else value
 
     @field_validator("catchup", mode="before")
     @classmethod

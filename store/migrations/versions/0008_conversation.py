@@ -5,7 +5,8 @@
   hourly limit on fetches.
 - `channels.reactions`: the emoji that vote on a channel's posts (NULL: 👍 👎 ✅).
 - `channel_links`: the secret links of a channel's calendar feed and archive page,
-  stored as SHA-256 digests of their tokens, one per channel and kind.
+  stored as SHA-256 digests of their tokens, one per channel, kind and member who asked
+  (only a digest is kept, so a link cannot be shown twice: each member gets their own).
 
 Revision ID: 0008_conversation
 Revises: 0007_source_fields
@@ -46,9 +47,10 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("channel_id", sa.Integer, sa.ForeignKey("channels.id", ondelete="CASCADE"), nullable=False),
         sa.Column("kind", sa.String(20), nullable=False),
+        sa.Column("user_id", sa.String(100), nullable=False),
         sa.Column("token_hash", sa.String(64), nullable=False),
         sa.Column("created_at", TIMESTAMP, nullable=False),
-        sa.UniqueConstraint("channel_id", "kind", name="uq_channel_link_kind"),
+        sa.UniqueConstraint("channel_id", "kind", "user_id", name="uq_channel_link_member"),
         sa.UniqueConstraint("token_hash", name="uq_channel_link_token"),
     )
 

@@ -1,0 +1,48 @@
+"""The channel's archive page: server-side HTML from a Jinja2 template (autoescaping on,
+so a title with <script> shows as text), no JavaScript, one inline SVG, a search box
+over what the channel has seen (GET ?q=)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from bot.memory.chart import votes_chart
+from bot.memory.record import ChannelRecord, Entry, matches
+from bot.search.tokens import Tokenizer
+
+QUERY_CHARS = 200
+RESULTS_SHOWN = 50
+
+
+class ArchivePage:
+    def __init__(self, tokenizer: Tokenizer):
+        self.tokenizer = tokenizer
+        self.templates = Environment(
+            loader=PackageLoader("bot.memory", "templates"),
+            autoescape=select_autoescape(["html"], default=True),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+
+    def render(self, record: ChannelRecord, name: str, query: str, bib_href: str, nonce: str,
+               now: datetime) -> str:
+        query = " ".join(query.split())[:QUERY_CHARS]
+        results, problem = self.search(record, query) if query else ([], "")
+        return self.templates.get_template("archive.html").render(
+            record=record, name=name, query=query, results=results, problem=problem, bib_href=bib_href,
+            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now,
+        )
+
+    def search(self, record: ChannelRecord, query: str) -> tuple[list[Entry], str]:
+        """Papers the channel has seen (posted, queued, noted, met about, polled) that
+        hold every word of the query, stemmed as search stems."""
+        terms = set(self.tokenizer.tokens(query))
+        if not terms:
+            return [], "Those are all words too common to search for: try more specific ones."
+        seen: dict[int, Entry] = {}
+        for entry in [*record.read(), *record.queue]:
+            seen.setdefault(entry.paper_id, entry)
+        found = [e for e in seen.values() if matches(e, terms, self.tokenizer)]
+        return found[:RESULTS_SHOWN], ""
