@@ -86,7 +86,7 @@ def render_card(card: PaperCard) -> str:
     lines = [f"[{card.paper_id}] {card.title}"]
     if card.authors_display:
         lines.append(f"    {card.authors_display}")
-    meta = "   ".join(part for part in (card.venue, score_line(card)) if part)
+    meta = "   ".join(part for part in (card.venue, card.added_by, score_line(card)) if part)
     if meta:
         lines.append(f"    {meta}")
     if card.url:

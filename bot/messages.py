@@ -67,6 +67,7 @@ class PaperCard:
     notes: list[str] = field(default_factory=list)  # notes the source gave (a review's paragraphs)
     discussion: list[str] = field(default_factory=list)  # this channel's member notes, oldest first
     sources: list[str] = field(default_factory=list)  # "collection: file:line (format)", on `show`
+    added_by: str = ""  # "Added by Ann on 2026-11-23": who brought it in from the chat (`add`)
 
 
 @dataclass

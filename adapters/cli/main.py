@@ -19,6 +19,8 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from adapters.cli import feeds as feed_cli
 from adapters.cli import search as search_cli
 from bot import __version__
+from bot.adding.imports import AddProblem, import_reference, is_reference
+from bot.adding.providers import Providers
 from bot.app import ConfigError, Services, build_services, utc_now
 from bot.corpus.library import ImportSummary, Library
 from bot.corpus.readers import FORMATS
@@ -62,9 +64,18 @@ def open_services(url: str | None = None, at: datetime | None = None) -> Service
 def cmd_import(args: argparse.Namespace) -> int:
     services = open_services(args.database_url)
     failed = 0
+    providers = None
     for path in args.paths:
         try:
-            summary = import_with_progress(services.library, Path(path), args.collection, args.format)
+            if not Path(path).exists() and is_reference(path):  # a paper's link or id: fetched
+                providers = providers or Providers.from_env()
+                summary = import_reference(services.library, providers, path, args.collection)
+            else:
+                summary = import_with_progress(services.library, Path(path), args.collection, args.format)
+        except AddProblem as problem:
+            failed += 1
+            print(f"error: {path}: {problem}", file=sys.stderr)
+            continue
         except (CorpusFormatError, OSError) as problem:
             failed += 1
             print(f"error: {_where(problem, path)}", file=sys.stderr)
@@ -104,7 +115,12 @@ def format_summary(s: ImportSummary) -> str:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.channel is None and args.format is not None:
+        print("error: --format is for --channel; the whole library is written as JSON Lines", file=sys.stderr)
+        return 2
     services = open_services(args.database_url)
+    if args.channel is not None:
+        return _export_channel(services, args)
     if args.output in (None, "-"):
         count = services.library.export(sys.stdout)
     else:
@@ -112,6 +128,42 @@ def cmd_export(args: argparse.Namespace) -> int:
             count = services.library.export(out)
     print(f"exported {count} papers", file=sys.stderr)
     return 0
+
+
+def _export_channel(services: Services, args: argparse.Namespace) -> int:
+    """What one channel read, with its notes: BibTeX (Zotero) or JSON Lines (backups)."""
+    from bot.memory.export import write
+    from bot.memory.record import Recorder
+    from bot.messages import ChannelRef
+
+    recorder = Recorder(services.db, services.library, services.votes)
+    ref = ChannelRef(*args.channel)
+    channel = recorder.find(ref)
+    if channel is None:
+        print(f"error: --channel {ref.key()}: paperclub has no such channel (a channel is named "
+              "PLATFORM:WORKSPACE:CHANNEL, e.g. slack:T0123:C0456, or a console channel's name)", file=sys.stderr)
+        return 1
+    entries = recorder.record(channel).read()
+    fmt = args.format or "jsonl"
+    if args.output in (None, "-"):
+        count = write(entries, ref, fmt, sys.stdout)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = write(entries, ref, fmt, out)
+    print(f"exported {count} papers read in {ref.key()} ({fmt})", file=sys.stderr)
+    return 0
+
+
+def _channel_key(text: str) -> tuple[str, str, str]:
+    """--channel: PLATFORM:WORKSPACE:CHANNEL as the logs name channels, or a console
+    channel's bare name (as `paperclub console --channel` takes it)."""
+    parts = text.split(":")
+    if len(parts) == 1 and parts[0]:
+        return ("console", "local", parts[0])
+    if len(parts) != 3 or not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not PLATFORM:WORKSPACE:CHANNEL (e.g. slack:T0123:C0456) "
+                                         "or a console channel's name")
+    return parts[0], parts[1], parts[2]
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -316,14 +368,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("import", help="import corpus files (format detected from content)")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p = sub.add_parser("import", help="import corpus files (format detected from content), or papers by link or "
+                                      "id (arXiv, DOI, OpenReview, a page with citation_* tags)")
+    p.add_argument("paths", nargs="+", metavar="PATH|LINK|ID")
     p.add_argument("--collection", help="collection name (default: the file name without extension)")
     p.add_argument("--format", choices=sorted(FORMATS), help="skip detection and read as this format")
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("export", help="write every paper as JSON Lines")
+    p = sub.add_parser("export", help="write every paper as JSON Lines, or what one channel read")
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.add_argument("--channel", type=_channel_key, metavar="CHANNEL",
+                   help="only what this channel read, with its notes: PLATFORM:WORKSPACE:CHANNEL "
+                        "(e.g. slack:T0123:C0456) or a console channel's name")
+    p.add_argument("--format", choices=["bibtex", "jsonl"], help="with --channel: bibtex (Zotero) or jsonl "
+                   "(the schema `paperclub import` reads; default)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("search", help="search the corpus (BM25)")

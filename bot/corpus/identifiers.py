@@ -182,3 +182,56 @@ def _tagged(scheme: str, value: str | None) -> tuple[str, str] | None:
 
 def _month(text: str) -> bool:
     return 1 <= int(text) <= 12
+
+
+# --- identifiers in running text (a chat message) ---------------------------------------------
+
+PAGE = "page"  # an http(s) link that names no known identifier: a page to read citation_* tags from
+# "arXiv: 2106.01345" and "doi: 10.1/x" in prose: the prefix and its id are one word.
+_SPACED_PREFIX = re.compile(r"\b(arxiv|doi)\s*:\s+", re.I)
+# What surrounds a link in prose and is not part of it: Slack's <url|label>, brackets,
+# quotes, and the sentence's punctuation.
+_LEADING = "<([{\"'«“‘"
+_TRAILING = ".,;:!?>]}\"'»”’*_"
+_WEB_LINK = re.compile(r"https?://[^\s/?#]+", re.I)
+
+
+def find_all(text: str) -> list[tuple[str, tuple[str, str]]]:
+    """Every identifier and link in a message, in order and each once: (the words as
+    written, (scheme, value)). A link naming an arXiv paper, a DOI or an OpenReview
+    forum reads as that id; any other http(s) link is (PAGE, the link)."""
+    text = _SPACED_PREFIX.sub(lambda m: m.group(1) + ":", text.replace("&amp;", "&"))
+    found: dict[tuple[str, str], str] = {}
+    for word in text.split():
+        word = _trimmed(word.split("|", 1)[0])  # <url|label>: the label is not the link
+        pair = _word_id(word)
+        if pair and pair not in found:
+            found[pair] = word
+    return [(word, pair) for pair, word in found.items()]
+
+
+def _word_id(word: str) -> tuple[str, str] | None:
+    if not word or len(word) > 2000:
+        return None
+    pair = parse(word)
+    if pair is None and _WEB_LINK.match(word):
+        return PAGE, word
+    if pair is not None and pair[0] == OPENREVIEW and not _is_link(word):
+        return None  # a bare word is never taken for an OpenReview id
+    return pair
+
+
+def _trimmed(word: str) -> str:
+    """The word without the prose around it; a closing parenthesis stays when the word
+    opened one (DOIs like 10.1016/S0140-6736(20)30183-5, Wikipedia-style links)."""
+    word = word.lstrip(_LEADING)
+    while word:
+        if word[-1] in _TRAILING or word[-1] == "<":
+            word = word[:-1]
+        elif word[-1] == ")" and word.count(")") > word.count("("):
+            word = word[:-1]
+        else:
+            break
+    if word.startswith("<"):
+        word = word[1:]
+    return word.split(">", 1)[0]

@@ -82,10 +82,11 @@ def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPP
 
 
 def card(
-    paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str = "", full: bool = False
+    paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str = "", full: bool = False,
+    added_by: str = "",
 ) -> PaperCard:
     """The card for `paper`; `hit` adds matched terms and a snippet around them, `full`
-    shows most of the abstract instead of a preview."""
+    shows most of the abstract instead of a preview; `added_by` says who added it in chat."""
     stems = set(hit.matched) if hit else set()
     # LaTeX is shown as Unicode; the preview window and the matched words are found in
     # that shown text, so the words a renderer marks are the words the member sees.
@@ -108,6 +109,7 @@ def card(
         tags=list(paper.tags),
         notes=[readable(note) for note in paper.notes] if full else [],
         sources=source_lines(paper) if full else [],
+        added_by=added_by,
     )
 
 

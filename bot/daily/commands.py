@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from bot.adding.additions import added_collection
 from bot.corpus.library import Library
 from bot.daily.cards import card
 from bot.daily.channels import Channels, ChannelSettings
@@ -145,6 +146,8 @@ class ChannelCommands:
         names = args.replace(",", " ").split()
         if not names:
             raise UsageError("Name the collections, or `use all`.")
+        # `added`: this workspace's papers added in chat (bot/adding/additions.py).
+        names = [added_collection(incoming.channel) if n.lower() == "added" else n for n in names]
         if [n.lower() for n in names] == ["all"]:
             chosen: list[str] = []
         else:

@@ -401,6 +401,30 @@ class DailyPosts:
             )
         return reply
 
+    def posted_at(self, channel_id: int, paper_id: int) -> datetime | None:
+        """When this paper was posted (or is being sent) in the channel, if it was."""
+        with self.db.session() as session:
+            return session.scalar(
+                select(Post.posted_at).where(Post.channel_id == channel_id, Post.paper_id == paper_id)
+            )
+
+    def post_paper(self, channel: ChannelSettings, paper: Paper, now: datetime, reason: str) -> Reply | None:
+        """`discuss N`: this paper posted now as a discussion post with vote buttons, like
+        `next` but chosen by a member; None when it is in this channel's posts already
+        (the unique constraint decides, so two clicks at once make one post)."""
+        try:
+            with self.db.session() as session:
+                post = Post(channel_id=channel.id, paper_id=paper.id, kind="manual", state="sent",
+                            local_date=None, posted_at=now, matched=[], reason=reason)
+                session.add(post)
+                session.flush()
+                post_id = post.id
+        except IntegrityError:
+            return None
+        reply = self.replies.post(channel, paper, Pick(paper.id, (), 0.0, False), None, post_id)
+        reply.cards[0].reason = reason
+        return reply
+
     def set_message(self, post_id: int, message_ref: str) -> None:
         with self.db.session() as session:
             session.execute(update(Post).where(Post.id == post_id).values(message_ref=message_ref))

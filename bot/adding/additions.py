@@ -1,0 +1,82 @@
+"""The `additions` table: who added which paper, when, and how many this hour."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+
+from bot.corpus.records import COLLECTION_MAX
+from bot.messages import ChannelRef, Incoming
+from store import Database
+from store.models import Addition
+
+HOUR = timedelta(hours=1)
+ASKED_MAX = Addition.__table__.c.asked.type.length
+NAME_MAX = Addition.__table__.c.user_name.type.length
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def added_collection(channel: ChannelRef) -> str:
+    """The collection that holds a workspace's papers added in chat.
+
+    Stored as `added-<platform>-<workspace>` (e.g. added-slack-T0123): one workspace's
+    additions never mix with another's, and the name stays one word so `search in:` can
+    name it. Members type plain `added` (`use added`): that word is mapped to their own
+    workspace's collection (bot.daily.commands `use`), so the same word in two workspaces
+    selects each one's own papers."""
+    name = f"added-{channel.platform}-{_UNSAFE.sub('-', channel.workspace)}"
+    return name[:COLLECTION_MAX]
+
+
+class Additions:
+    def __init__(self, db: Database):
+        self.db = db
+
+    def added_since(self, incoming: Incoming, since: datetime) -> int:
+        """Papers this member added (fetched and stored new) since then: the hourly limit."""
+        with self.db.session() as session:
+            return session.scalar(
+                select(func.count(Addition.id)).where(
+                    Addition.platform == incoming.user.platform,
+                    Addition.workspace == incoming.channel.workspace,
+                    Addition.user_id == incoming.user.user_id,
+                    Addition.outcome == "added",
+                    Addition.created_at >= since,
+                )
+            ) or 0
+
+    def record(self, incoming: Incoming, channel_id: int | None, asked: str, paper_id: int,
+               outcome: str, now: datetime) -> None:
+        with self.db.session() as session:
+            session.add(Addition(
+                platform=incoming.channel.platform,
+                workspace=incoming.channel.workspace,
+                channel_id=channel_id,
+                user_id=incoming.user.user_id,
+                user_name=(incoming.user.display_name or "")[:NAME_MAX],
+                asked=asked[:ASKED_MAX],
+                paper_id=paper_id,
+                outcome=outcome,
+                created_at=now,
+            ))
+
+    def added_by(self, channel: ChannelRef, paper_ids: Iterable[int]) -> dict[int, str]:
+        """"Added by Ann on 2026-11-23" for the papers someone in this workspace added: the
+        first member who did."""
+        ids = list(paper_ids)
+        if not ids:
+            return {}
+        with self.db.session() as session:
+            rows = session.execute(
+                select(Addition.paper_id, Addition.user_name, Addition.user_id, Addition.created_at)
+                .where(Addition.platform == channel.platform, Addition.workspace == channel.workspace,
+                       Addition.paper_id.in_(ids), Addition.outcome.in_(("added", "existed")))
+                .order_by(Addition.created_at, Addition.id)
+            ).all()
+        lines: dict[int, str] = {}
+        for paper_id, name, user_id, at in rows:
+            lines.setdefault(paper_id, f"Added by {name or user_id} on {at:%Y-%m-%d}")
+        return lines

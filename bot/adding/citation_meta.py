@@ -1,0 +1,75 @@
+"""A paper's page read through its citation_* meta tags (Highwire Press tags: what
+Google Scholar asks publishers for, and what ACL Anthology, PMLR, NeurIPS proceedings,
+bioRxiv and most journals carry)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from bot.corpus import identifiers
+from bot.corpus.records import PaperRecord, clean_space
+
+_YEAR = re.compile(r"(?<!\d)(1[0-9]|20|21)\d{2}(?!\d)")
+_DATE_TAGS = ("citation_publication_date", "citation_date", "citation_online_date", "citation_year")
+_VENUE_TAGS = ("citation_conference_title", "citation_journal_title", "citation_book_title",
+               "citation_publisher")
+_ABSTRACT_TAGS = ("citation_abstract", "description", "og:description", "dc.description")
+HEAD_BYTES = 1_000_000  # the meta tags live in <head>; a huge body is not read for them
+
+
+class _MetaTags(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: dict[str, list[str]] = {}
+
+    def handle_starttag(self, tag, attrs):
+        if tag != "meta":
+            return
+        named = dict(attrs)
+        name = (named.get("name") or named.get("property") or "").strip().lower()
+        content = named.get("content")
+        if name and content is not None:
+            self.tags.setdefault(name, []).append(content)
+
+
+def meta_tags(html: str) -> dict[str, list[str]]:
+    parser = _MetaTags()
+    parser.feed(html[:HEAD_BYTES])
+    return parser.tags
+
+
+def parse_page(html: str, url: str) -> PaperRecord | None:
+    """The paper the page describes, or None when it carries no citation_title."""
+    tags = meta_tags(html)
+    title = clean_space(_first(tags, "citation_title"))
+    if not title:
+        return None
+    ids = {}
+    if doi := _first(tags, "citation_doi"):
+        ids[identifiers.DOI] = doi
+    if arxiv := _first(tags, "citation_arxiv_id"):
+        ids[identifiers.ARXIV] = arxiv
+    pdf = _first(tags, "citation_pdf_url")
+    return PaperRecord(
+        title=title,
+        authors=[clean_space(a) for a in tags.get("citation_author", []) if a.strip()],
+        abstract=clean_space(_first(tags, *_ABSTRACT_TAGS)),
+        url=url or pdf or None,
+        external_ids=identifiers.normalise_ids(ids),
+        venue=clean_space(_first(tags, *_VENUE_TAGS)) or None,
+        year=_year(_first(tags, *_DATE_TAGS)),
+    )
+
+
+def _first(tags: dict[str, list[str]], *names: str) -> str:
+    for name in names:
+        for value in tags.get(name, []):
+            if value.strip():
+                return value.strip()
+    return ""
+
+
+def _year(text: str) -> int | None:
+    found = _YEAR.search(text)
+    return int(found.group()) if found else None

@@ -1,0 +1,171 @@
+"""Where a paper's metadata comes from: arXiv's API, Crossref, OpenReview, or the page a
+link names (its citation_* meta tags). Every failure is an `AddProblem` whose text a
+member can act on; nothing here touches the database."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode, urlsplit
+
+from bot.adding import citation_meta, crossref, openreview
+from bot.adding.addresses import policy_from_env
+from bot.adding.web import ChatFetcher, ChatFetchPolicy, FetchFailed
+from bot.corpus import arxiv_atom, identifiers
+from bot.corpus.identifiers import ARXIV, DOI, OPENREVIEW, PAGE
+from bot.corpus.records import CorpusFormatError, PaperRecord
+
+log = logging.getLogger(__name__)
+
+Ref = tuple[str, str]  # (scheme, value): ("arxiv", "2106.01345"), ("page", "https://...")
+NAMES = {ARXIV: "arXiv", DOI: "Crossref", OPENREVIEW: "OpenReview"}
+ARXIV_BATCH = 20  # ids per arXiv API request
+
+
+class AddProblem(Exception):
+    """A paper that could not be added; str() is the member's reply. `outcome` is
+    not_found | unreachable | busy | refused."""
+
+    def __init__(self, outcome: str, message: str):
+        super().__init__(message)
+        self.outcome = outcome
+
+
+@dataclass(frozen=True)
+class ProviderUrls:
+    arxiv: str = "https://export.arxiv.org/api/query"
+    crossref: str = "https://api.crossref.org"
+    openreview: str = "https://api2.openreview.net"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> ProviderUrls:
+        """PAPERCLUB_ARXIV_API_URL, PAPERCLUB_CROSSREF_API_URL, PAPERCLUB_OPENREVIEW_API_URL."""
+        return cls(
+            arxiv=env.get("PAPERCLUB_ARXIV_API_URL", "").strip() or cls.arxiv,
+            crossref=(env.get("PAPERCLUB_CROSSREF_API_URL", "").strip() or cls.crossref).rstrip("/"),
+            openreview=(env.get("PAPERCLUB_OPENREVIEW_API_URL", "").strip() or cls.openreview).rstrip("/"),
+        )
+
+
+class Providers:
+    def __init__(self, urls: ProviderUrls | None = None, fetcher: ChatFetcher | None = None):
+        self.urls = urls or ProviderUrls()
+        self.fetcher = fetcher or ChatFetcher()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] = os.environ) -> Providers:
+        fetcher = ChatFetcher(ChatFetchPolicy.from_env(env), addresses=policy_from_env(env))
+        return cls(ProviderUrls.from_env(env), fetcher)
+
+    def records(self, refs: list[Ref]) -> dict[Ref, PaperRecord | AddProblem]:
+        """Each reference's record, or why there is none; arXiv ids share requests."""
+        found: dict[Ref, PaperRecord | AddProblem] = {}
+        arxiv_ids = [value for scheme, value in refs if scheme == ARXIV]
+        for start in range(0, len(arxiv_ids), ARXIV_BATCH):
+            for value, outcome in self.arxiv(arxiv_ids[start : start + ARXIV_BATCH]).items():
+                found[(ARXIV, value)] = outcome
+        for ref in refs:
+            if ref not in found:
+                try:
+                    found[ref] = self.one(ref)
+                except AddProblem as problem:
+                    found[ref] = problem
+        return found
+
+    def one(self, ref: Ref) -> PaperRecord:
+        scheme, value = ref
+        if scheme == ARXIV:
+            outcome = self.arxiv([value])[value]
+            if isinstance(outcome, AddProblem):
+                raise outcome
+            return outcome
+        if scheme == DOI:
+            return self.crossref(value)
+        if scheme == OPENREVIEW:
+            return self.openreview(value)
+        if scheme == PAGE:
+            return self.page(value)
+        raise AddProblem("refused", f"paperclub cannot fetch {scheme} ids.")
+
+    # --- each provider ------------------------------------------------------------------
+
+    def arxiv(self, ids: list[str]) -> dict[str, PaperRecord | AddProblem]:
+        url = f"{self.urls.arxiv}?" + urlencode({"id_list": ",".join(ids), "max_results": len(ids)}, safe=",/")
+        try:
+            body = self._get(ARXIV, url, accept="application/atom+xml").text()
+            records = arxiv_atom.parse(body, "arXiv API")
+        except AddProblem as problem:
+            return dict.fromkeys(ids, problem)
+        except CorpusFormatError as problem:
+            log.warning("the arXiv API answered something unreadable: %s", problem)
+            return dict.fromkeys(ids, _unreachable("arXiv"))
+        by_id = {r.external_ids.get(ARXIV): r for r in records}
+        return {i: by_id.get(i) or AddProblem("not_found", f"arXiv has no paper {i}.") for i in ids}
+
+    def crossref(self, doi: str) -> PaperRecord:
+        url = f"{self.urls.crossref}/works/{quote(doi, safe='/()')}"
+        body = self._get(DOI, url, accept="application/json", missing=f"Crossref has no paper with the DOI {doi}.")
+        try:
+            return crossref.parse_work(body.text())
+        except crossref.NotAWork as problem:
+            log.warning("Crossref answered %s with no work: %s", doi, problem)
+            raise _unreachable("Crossref") from None
+
+    def openreview(self, forum: str) -> PaperRecord:
+        url = f"{self.urls.openreview}/notes?" + urlencode({"id": forum})
+        missing = f"OpenReview has no paper {forum}."
+        body = self._get(OPENREVIEW, url, accept="application/json", missing=missing)
+        try:
+            return openreview.parse_notes(body.text(), forum)
+        except openreview.NotANote:
+            raise AddProblem("not_found", missing) from None
+
+    def page(self, link: str) -> PaperRecord:
+        host = urlsplit(link).hostname or link
+        answer = self._get(PAGE, link, accept="text/html,application/xhtml+xml", vet=True,
+                           missing=f"{host} answered that the page does not exist (404).", name=host)
+        record = citation_meta.parse_page(answer.text(), answer.url)
+        if record is None:
+            raise AddProblem("not_found", (
+                f"That page on {host} carries no citation_title tag, so paperclub cannot tell which paper it "
+                "is. Try its arXiv id or DOI instead."
+            ))
+        return record
+
+    def _get(self, scheme: str, url: str, accept: str, vet: bool = False, missing: str = "",
+             name: str = ""):
+        name = name or NAMES[scheme]
+        try:
+            return self.fetcher.get(url, vet=vet, accept=accept)
+        except FetchFailed as failed:
+            log.info("fetching for add: %s (%s)", failed, failed.kind)
+            raise _problem(failed, name, missing) from None
+
+
+def _problem(failed: FetchFailed, name: str, missing: str) -> AddProblem:
+    if failed.kind == "not_found" and missing:
+        return AddProblem("not_found", missing)
+    if failed.kind == "busy":
+        return AddProblem("busy", f"{name} is busy just now (it asked paperclub to slow down); "
+                                  "nothing was added. Try again in a minute.")
+    if failed.kind == "refused":
+        return AddProblem("refused", (
+            f"paperclub fetches only pages on public addresses, and {name} is not one (or the link "
+            "led there), so nothing was fetched."
+        ))
+    if failed.kind == "too_large":
+        return AddProblem("refused", f"{name} answered with more than paperclub reads for one paper; "
+                                     "nothing was added.")
+    return _unreachable(name)
+
+
+def _unreachable(name: str) -> AddProblem:
+    return AddProblem("unreachable", f"paperclub could not reach {name} just now, so nothing was added. "
+                                     "Try again in a minute.")
+
+
+def canonical(ref: Ref) -> Ref:
+    """The stored spelling of an id reference (pages stay as linked)."""
+    return ref if ref[0] == PAGE else identifiers.normalise(*ref)
