@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from bot.adding.commands import AddCommands, per_hour_from_env
+from bot.adding.providers import Providers
 from bot.corpus.library import Library
 from bot.daily.cards import card
 from bot.daily.channels import Channels
@@ -28,11 +30,15 @@ from bot.grammar import (
 )
 from bot.meetings.commands import MeetingCommands
 from bot.meetings.meetings import Meetings
+from bot.memory.commands import MemoryCommands
+from bot.memory.links import ChannelLinks
 from bot.messages import Incoming, Reply
 from bot.ops.logs import event
 from bot.search.service import Query, QueryError, SearchService
 from bot.votes.commands import VoteCommands
 from bot.votes.polls import Polls
+from bot.votes.reactions import Reaction, Reactions
+from bot.votes.reactions import describe as describe_reactions
 from bot.votes.votes import Votes
 
 log = logging.getLogger(__name__)
@@ -50,6 +56,8 @@ DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
 # What a button the core rendered can say (bot/daily/replies.py, bot/votes/commands.py):
 # a vote on a post or a poll. A click carrying anything else was not made by us.
 RENDERED_ACTION = re.compile(r"vote ([0-9]{1,10}) (up|down|read|none|[0-9]{1,2})")
+# ... and the buttons under a paper added in chat (bot/adding/commands.py).
+ADDED_ACTION = re.compile(r"(?:nominate|discuss) [0-9]{1,10}")
 NOT_OUR_BUTTON = "That button is not one of paperclub's, so nothing was done."
 # A bug of ours met a member's line: they get this, the log gets the traceback.
 OUR_FAULT = (
@@ -71,6 +79,8 @@ class PaperClub:
         polls: Polls,
         meetings: Meetings,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        public_url: str | None = None,  # PAPERCLUB_PUBLIC_URL: where the archive and calendar links point
+        providers: Providers | None = None,  # where `add` fetches from; default: the environment's
     ):
         self.library = library
         self.search_service = search
@@ -78,8 +88,13 @@ class PaperClub:
         self.channels = channels
         self.daily = daily
         self.clock = clock
+        self.adding = AddCommands(library, search, channels, daily, providers or Providers.from_env(), clock,
+                                  per_hour_from_env())
         self.vote_commands = VoteCommands(channels, daily, library, votes, polls, meetings, clock)
-        self.meeting_commands = MeetingCommands(channels, meetings, library, clock)
+        self.memory_commands = MemoryCommands(channels, ChannelLinks(meetings.db), public_url, clock)
+        self.meeting_commands = MeetingCommands(channels, meetings, library, clock,
+                                                calendar_link=self.memory_commands.calendar)
+        self.reactions = Reactions(channels, votes, clock)
         self.commands: dict[str, Command] = {
             c.name: c
             for c in [
@@ -103,7 +118,10 @@ class PaperClub:
                         "collections, meeting, presenters, open poll.", "settings", self._settings),
                 *ChannelCommands(channels, daily, library, clock).commands(),
                 *self.vote_commands.commands(),
+                *self.adding.commands(),
                 *self.meeting_commands.commands(),
+                *self.memory_commands.commands(),
+                *self.reactions.commands(),
             ]
         }
 
@@ -127,6 +145,16 @@ class PaperClub:
         place of the original message after a vote (chat.update, Message.edit)."""
         tally = self.vote_commands.votes.tallies([post_id])[post_id]
         return self.daily.rerender(post_id, tally.describe())
+
+    def react(self, reaction: Reaction) -> int | None:
+        """A reaction put on or taken off a message: a vote when the message is one of the
+        channel's posts and the emoji one of the channel's. Returns the post whose tally
+        changed (the adapter redraws it), else None. Logs one line when it counts."""
+        post_id = self.reactions.react(reaction)
+        if post_id is not None:
+            event(log, "reaction", channel=reaction.channel.key(), user=reaction.user.user_id,
+                  post=post_id, added=reaction.added)
+        return post_id
 
     def remember_message(self, reply: Reply, message_ref: str) -> None:
         """An adapter posted `reply` itself (a `next` or `poll` answered in the channel):
@@ -169,6 +197,22 @@ class PaperClub:
         )
         return reply
 
+    def add_from_message(self, incoming: Incoming) -> Reply:
+        """"Add to paperclub" on a message: `incoming.text` is the whole message; every
+        paper link in it is added, and the answer (private) has their cards. Never raises."""
+        started = time.perf_counter()
+        try:
+            reply = self.adding.from_message(incoming)
+        except DATABASE_UNAVAILABLE as problem:
+            log.warning("database unreachable while adding from a message: %s", type(problem).__name__)
+            reply = Reply(text=DATABASE_DOWN, ephemeral=True, ok=False)
+        except Exception:  # noqa: BLE001 - the member gets a reply; the traceback goes to the log
+            log.exception("adding from a message failed")
+            reply = Reply(text=OUR_FAULT, ephemeral=True, ok=False)
+        event(log, "command", channel=incoming.channel.key(), user=incoming.user.user_id,
+              command="add-message", ok=reply.ok, ms=(time.perf_counter() - started) * 1000)
+        return reply
+
     def _with_notice(self, incoming: Incoming, reply: Reply) -> Reply:
         """The channel's waiting notice (why its schedule paused itself) before the
         answer, once; only the asking member sees it when the answer is private."""
@@ -181,6 +225,8 @@ class PaperClub:
         """A button click, whose text is the value of the action it carries. Only the
         actions the core renders run; anything else (a crafted payload naming, say,
         `schedule off`) is refused with one log line and changes nothing."""
+        if ADDED_ACTION.fullmatch(incoming.text):  # nominate / discuss: the command itself
+            return self.handle(incoming)
         action = RENDERED_ACTION.fullmatch(incoming.text)
         if action is None:
             log.warning("refused a click from %s in %s: not a rendered action",
@@ -239,6 +285,7 @@ class PaperClub:
         paper = self._paper_arg(args)
         shown = card(paper, self.tokenizer, full=True)
         shown.discussion = self.meeting_commands.notes_for(incoming, paper.id)
+        shown.added_by = self.adding.added_by(incoming, paper.id)
         return Reply(text=f"Paper {paper.id}:", cards=[shown])
 
     def _similar(self, _incoming: Incoming, args: str) -> Reply:
@@ -258,6 +305,7 @@ class PaperClub:
             describe_schedule(channel),
             describe_topics(channel),
             f"Collections: {', '.join(channel.collections) or 'all'}",
+            describe_reactions(channel.reactions),
             *self.meeting_commands.describe_all(channel.id),
         ]
         poll = self.vote_commands.polls.open_poll(channel.id)

@@ -14,6 +14,10 @@ REST, under /api/v10, with `Authorization: Bot <token>` checked (401 otherwise):
   POST  /channels/{id}/messages            Resources > Message: Create Message
   PATCH /channels/{id}/messages/{id}       Resources > Message: Edit Message
   POST  /channels/{id}/messages/{id}/threads   Resources > Channel: Start Thread from Message
+  POST  /interactions/{id}/{token}/callback    Interactions > Receiving and Responding: Create
+                                               Interaction Response (with_response)
+  PATCH /webhooks/{app id}/{token}/messages/@original   ... Edit Original Interaction Response
+  POST  /webhooks/{app id}/{token}                      ... Create Followup Message
 Anything else answers 404 and is kept in `unhandled`, so a test notices what the bot
 asked that the fake does not know. A message Discord would refuse is refused the same way
 (400, code 50035 Invalid Form Body, the errors by field): text over 2,000 characters, an
@@ -26,7 +30,10 @@ Gateway, at /gateway (Topics > Gateway, Gateway Events): HELLO, then READY after
 IDENTIFY (the guild unavailable, then its GUILD_CREATE with channels and threads),
 HEARTBEAT_ACK for each HEARTBEAT, RESUMED for a RESUME of a session it knows
 (INVALID_SESSION otherwise), THREAD_CREATE and CHANNEL_CREATE as things appear, and
-close code 4004 for a wrong token. Frames are zlib-stream compressed when the client
+close code 4004 for a wrong token; MESSAGE_REACTION_ADD / MESSAGE_REACTION_REMOVE when a
+test says a member reacted (`react`), shaped as Gateway Events: Message Reaction Add shows;
+INTERACTION_CREATE for a message command a member used (`message_command`: Interactions >
+Receiving and Responding, Interaction Object, with the target message in `resolved`). Frames are zlib-stream compressed when the client
 asks for it (discord.py does), as Discord does; plain text otherwise.
 
 The server runs on its own event loop in a background thread; the test's thread reads
@@ -36,6 +43,7 @@ what it recorded through the properties and `wait_for_*` methods, which take a l
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import re
@@ -83,6 +91,9 @@ WELL_FORMED_URL = re.compile(
     r"|https?://\[[0-9A-Fa-f:.]+\](?::\d{1,5})?(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?#]|%[0-9A-Fa-f]{2})*"
 )
 GUILD_TEXT, PUBLIC_THREAD = 0, 11
+APPLICATION_COMMAND, MESSAGE_COMMAND, EPHEMERAL = 2, 3, 1 << 6
+# Permissions (Topics > Permissions): what a member has in the channel, as interactions carry it.
+VIEW_CHANNEL, SEND_MESSAGES, MANAGE_CHANNELS = 1 << 10, 1 << 11, 1 << 4
 
 
 @dataclass
@@ -118,6 +129,22 @@ class OpenedThread:
     parent_id: int
     name: str
     auto_archive_duration: int
+
+
+@dataclass
+class InteractionAnswer:
+    """How the bot answered one interaction: its callback (a deferral: type 5, flags 64 for
+    a private one), then the original response as edited, and any followups."""
+
+    id: int
+    token: str
+    callbacks: list[dict] = dataclasses.field(default_factory=list)
+    original: dict | None = None
+    followups: list[dict] = dataclasses.field(default_factory=list)
+
+    @property
+    def ephemeral(self) -> bool:
+        return any((c.get("data") or {}).get("flags", 0) & EPHEMERAL for c in self.callbacks)
 
 
 @dataclass
@@ -273,6 +300,7 @@ class FakeDiscordAPI:
         self._resumed: list[str] = []  # session ids resumed
         self._requests: list[str] = []  # "METHOD /path" of every REST call, as it arrives
         self._unhandled: list[str] = []
+        self._interactions: dict[str, InteractionAnswer] = {}  # by token
         self._sessions: dict[str, _Session] = {}
         self._connections: list[_Connection] = []  # the open gateway websockets
         self._sequence = itertools.count()
@@ -410,6 +438,60 @@ class FakeDiscordAPI:
         if self._loop is not None and not self._loop.is_closed():
             asyncio.run_coroutine_threadsafe(self._dispatch_all("CHANNEL_CREATE", channel), self._loop)
 
+    def react(self, user_id: int, channel_id: int, message_id: int, emoji: str, added: bool = True,
+              emoji_id: int | None = None, author_id: int | None = None) -> None:
+        """A member adds (or removes) a reaction: MESSAGE_REACTION_ADD (or _REMOVE) to every
+        connected client. `emoji` is the Unicode emoji, or a custom emoji's name with its
+        `emoji_id`. On an add Discord names the message's author: the bot, for a message it
+        posted here, unless `author_id` says otherwise."""
+        data: dict[str, Any] = {
+            "user_id": str(user_id), "channel_id": str(channel_id), "message_id": str(message_id),
+            "guild_id": str(self.guild_id),
+            "emoji": {"id": str(emoji_id) if emoji_id else None, "name": emoji},
+            "burst": False, "type": 0,  # a normal reaction, not a super reaction
+        }
+        if added:
+            with self._lock:
+                ours = any(m.id == message_id for m in self._messages)
+            author = author_id or (BOT_USER_ID if ours else None)
+            data.update(member=self._member(user_id), burst_colors=[],
+                        **({"message_author_id": str(author)} if author else {}))
+        event = "MESSAGE_REACTION_ADD" if added else "MESSAGE_REACTION_REMOVE"
+        asyncio.run_coroutine_threadsafe(self._dispatch_all(event, data), self._loop).result(5.0)
+
+    def message_command(self, name: str, user_id: int, channel_id: int, content: str,
+                        embeds: list[dict] | None = None, manager: bool = False) -> InteractionAnswer:
+        """A member used the message command `name` on a message (by another member) with
+        this content: INTERACTION_CREATE, as Discord sends it. Returns the record of the
+        bot's answer, filled in as it comes (`wait_until`)."""
+        interaction_id, message_id = self._snowflake(), self._snowflake()
+        token = "aW50ZXJhY3Rpb24" + uuid.uuid4().hex  # opaque, as Discord's are
+        author = self._member(1_100_000_000_000_000_777)["user"]
+        target = {**self._message_object(PostedMessage(channel_id, message_id, content, embeds or [], [], {})),
+                  "author": author}
+        permissions = VIEW_CHANNEL | SEND_MESSAGES | (MANAGE_CHANNELS if manager else 0)
+        with self._lock:
+            channel = dict(self._channels[channel_id])
+            self._interactions[token] = answer = InteractionAnswer(interaction_id, token)
+        data = {
+            "id": str(interaction_id), "application_id": str(APPLICATION_ID), "type": APPLICATION_COMMAND,
+            "token": token, "version": 1, "guild_id": str(self.guild_id), "channel_id": str(channel_id),
+            "channel": channel, "member": {**self._member(user_id), "permissions": str(permissions)},
+            "app_permissions": str(VIEW_CHANNEL | SEND_MESSAGES), "locale": "en-US", "guild_locale": "en-US",
+            "entitlements": [], "authorizing_integration_owners": {"0": str(self.guild_id)}, "context": 0,
+            "attachment_size_limit": 10_485_760,
+            "data": {"id": str(self._snowflake()), "name": name, "type": MESSAGE_COMMAND,
+                     "target_id": str(message_id), "resolved": {"messages": {str(message_id): target}}},
+        }
+        asyncio.run_coroutine_threadsafe(self._dispatch_all("INTERACTION_CREATE", data), self._loop).result(5.0)
+        return answer
+
+    def _member(self, user_id: int) -> dict:
+        # Resources > Guild: Guild Member Object.
+        user = {"id": str(user_id), "username": f"member{user_id % 1000}", "discriminator": "0",
+                "global_name": None, "avatar": None, "bot": False}
+        return {"user": user, "roles": [], "joined_at": _now(), "deaf": False, "mute": False, "flags": 0}
+
     def refuse(self, channel_id: int, status: int, code: int = 0) -> None:
         """Answer every Create Message in the channel with this error from now on (403 with
         50001 Missing Access, 429, 503, ...), as Discord does for a channel the bot lost."""
@@ -499,6 +581,10 @@ class FakeDiscordAPI:
             ("POST", r"/channels/(\d+)/messages", True, self._create_message),
             ("PATCH", r"/channels/(\d+)/messages/(\d+)", True, self._edit_message),
             ("POST", r"/channels/(\d+)/messages/(\d+)/threads", True, self._start_thread),
+            # The interaction's token is its authorisation: no bot token on these.
+            ("POST", r"/interactions/(\d+)/([\w.\-]+)/callback", False, self._interaction_callback),
+            ("PATCH", r"/webhooks/(\d+)/([\w.\-]+)/messages/@original", False, self._edit_original),
+            ("POST", r"/webhooks/(\d+)/([\w.\-]+)", False, self._followup),
         ]
         if path.startswith(API_PREFIX + "/"):
             route = path[len(API_PREFIX):]
@@ -507,7 +593,7 @@ class FakeDiscordAPI:
                 if match and request.method == method:
                     if authenticated and request.headers.get("Authorization") != f"Bot {self.token}":
                         return _error(401, "401: Unauthorized")
-                    return await handler(request, *map(int, match.groups()))
+                    return await handler(request, *(int(g) if g.isdigit() else g for g in match.groups()))
         with self._changed:
             self._unhandled.append(f"{request.method} {path}")
             self._changed.notify_all()
@@ -608,6 +694,52 @@ class FakeDiscordAPI:
         # Discord also tells the gateway (Gateway Events: Thread Create, newly_created).
         await self._dispatch_all("THREAD_CREATE", {**thread, "newly_created": True})
         return _json(thread, status=201)
+
+    async def _interaction_callback(self, request: web.Request, interaction_id: int, token: str) -> web.Response:
+        body = await request.json()
+        with self._changed:
+            answer = self._interactions.get(token)
+            if answer is None or answer.id != interaction_id:
+                return _error(404, "Unknown interaction", 10062)
+            if answer.callbacks:
+                return _error(400, "Interaction has already been acknowledged.", 40060)
+            answer.callbacks.append(body)
+            self._changed.notify_all()
+        # With ?with_response: an Interaction Callback Response Object.
+        flags = (body.get("data") or {}).get("flags", 0)
+        return _json({"interaction": {"id": str(interaction_id), "type": APPLICATION_COMMAND,
+                                      "response_message_loading": body.get("type") == 5,
+                                      "response_message_ephemeral": bool(flags & EPHEMERAL)},
+                      "resource": {"type": body.get("type")}})
+
+    async def _edit_original(self, request: web.Request, _application_id: int, token: str) -> web.Response:
+        payload = await request.json()
+        if errors := message_errors(payload):
+            return _form_error(errors)
+        with self._changed:
+            answer = self._interactions.get(token)
+            if answer is None or not answer.callbacks:
+                return _error(404, "Unknown Webhook", 10015)
+            answer.original = {**(answer.original or {}), **payload}
+            self._changed.notify_all()
+            message = PostedMessage(0, answer.id, answer.original.get("content") or "",
+                                    answer.original.get("embeds") or [], answer.original.get("components") or [],
+                                    answer.original, answered=True)
+        return _json(self._message_object(message, edited=True))
+
+    async def _followup(self, request: web.Request, _application_id: int, token: str) -> web.Response:
+        payload = await request.json()
+        if errors := message_errors(payload):
+            return _form_error(errors)
+        with self._changed:
+            answer = self._interactions.get(token)
+            if answer is None or not answer.callbacks:
+                return _error(404, "Unknown Webhook", 10015)
+            answer.followups.append(payload)
+            self._changed.notify_all()
+            message = PostedMessage(0, self._snowflake(), payload.get("content") or "", payload.get("embeds") or [],
+                                    payload.get("components") or [], payload, answered=True)
+        return _json(self._message_object(message))
 
     def _find_message(self, channel_id: int, message_id: int) -> PostedMessage | None:
         return next((m for m in self._messages if m.channel_id == channel_id and m.id == message_id), None)

@@ -5,6 +5,7 @@ manager's command). Driven with hypothesis-generated lines on SQLite and Postgre
 from __future__ import annotations
 
 import logging
+import socket
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -94,6 +95,7 @@ TEMPLATES = (
     "use all", "today", "next", "session every {DAY} {TIME} {ZONE}", "session skip {DATE}", "session off",
     "presenters add {MEMBER}", "presenters remove {MEMBER}", "volunteer", "swap {MEMBER}", "help {TEXT}",
     "settings", "settings {TEXT}", "vote {N}", "poll", "vote post:{ID} {VOTE}",
+    "add {TEXT}", "add {ID}", "add arXiv:{ID}", "discuss {ID}",
 )
 TEXT = st.one_of(ANY_TEXT, VALUES, st.text(alphabet=st.sampled_from("ab \x00\u202e²"), max_size=8))
 SLOTS = {
@@ -152,15 +154,27 @@ def manager_action(line: str) -> bool:
     name, rest = words[0].lower(), [w.lower() for w in words[1:]]
     return (name in ("schedule", "use", "session", "presenters", "topics") and bool(rest)
             or name in ("next", "poll") and (bool(rest) or name == "next")
-            or name == "queue" and rest[:1] == ["remove"])
+            or name == "queue" and rest[:1] == ["remove"]
+            or name == "discuss")
 
 
 # --- the property -----------------------------------------------------------------------------
 
 
+def closed_port() -> int:
+    """A local port nothing listens on: `add` is refused at once, never reaching the network."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 @pytest.fixture
-def services(seeded_db_url):
+def services(seeded_db_url, monkeypatch):
     clock = Clock()
+    nowhere = f"http://127.0.0.1:{closed_port()}"
+    for name in ("ARXIV", "CROSSREF", "OPENREVIEW"):  # `add` fetches from nowhere
+        monkeypatch.setenv(f"PAPERCLUB_{name}_API_URL", nowhere)
+    monkeypatch.delenv("PAPERCLUB_FETCH_ALLOW_PRIVATE", raising=False)
     built = build_services(seeded_db_url, clock=clock)
     for channel in CHANNELS:  # first contact happened: a refusal must not even create a row
         built.channels.get(ChannelRef("console", "local", channel))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 import discord
 
@@ -56,18 +57,30 @@ class Answers:
 
     async def click(self, interaction: discord.Interaction, value: str) -> None:
         """A button: its value is an action the core rendered; the answer is for the
-        clicker alone. `core.click` runs only such actions (a crafted custom_id naming
-        another command is refused there)."""
+        clicker alone (a paper posted for discussion goes to the channel as a message of
+        its own). `core.click` runs only such actions (a crafted custom_id naming another
+        command is refused there)."""
         await interaction.response.defer(ephemeral=True, thinking=True)
         await self._answer(Response(interaction, private=True), value, self.core.click)
 
-    async def _answer(self, response: Response, text: str, run: Callable[[Incoming], Reply]) -> None:
+    async def add_from_message(self, interaction: discord.Interaction, text: str) -> None:
+        """The message menu "Add to paperclub": the papers linked in the message (`text`,
+        its content and embed links) are added; the member alone sees the cards."""
+        await interaction.response.defer(ephemeral=True, thinking=True)
+
+        def add(incoming: Incoming) -> Reply:
+            return replace(self.core.add_from_message(incoming), ephemeral=True)
+
+        await self._answer(Response(interaction, private=True), text, add, name="Add to paperclub")
+
+    async def _answer(self, response: Response, text: str, run: Callable[[Incoming], Reply],
+                      name: str | None = None) -> None:
         try:
             reply = await self._reply(response.interaction, text, run)
             await self._deliver(response, reply)
         except Exception:  # noqa: BLE001 - the member must get an answer, not an endless "thinking…"
             # The command's name only: the rest is what a member typed.
-            log.exception("answering %s on Discord failed", split_command(text)[0] or "help")
+            log.exception("answering %s on Discord failed", name or split_command(text)[0] or "help")
             await response.apologise()
 
     async def _reply(self, interaction: discord.Interaction, text: str, run: Callable[[Incoming], Reply]) -> Reply:
@@ -78,6 +91,8 @@ class Answers:
     async def _deliver(self, response: Response, reply: Reply) -> None:
         if reply.ephemeral:
             await response.send(outgoing(reply), ephemeral=True)
+        elif response.private and is_post(reply):
+            await self._post_for(response, reply)
         else:
             await self._publish(response, reply)
         if reply.post_id is not None and not reply.actions:  # a vote: redraw the post's tally
@@ -92,6 +107,24 @@ class Answers:
             raise
         await asyncio.to_thread(self.core.remember_message, reply, message_ref(message))
         await self.messenger.open_thread(message, reply, response.interaction.channel)
+
+
+    async def _post_for(self, response: Response, reply: Reply) -> None:
+        """A post made from a private answer (a `discuss` button under an added paper's
+        card): a channel message of its own, with its thread; the clicker is told so."""
+        interaction = response.interaction
+        try:
+            ref = await self.messenger.post(interaction.channel_id, reply)
+        except Exception:
+            await asyncio.to_thread(self.core.withdraw, reply)  # not posted: not used up
+            raise
+        await asyncio.to_thread(self.core.remember_message, reply, ref)
+        await response.send([Outgoing(content="Posted in the channel.")], ephemeral=True)
+
+
+def is_post(reply: Reply) -> bool:
+    """A paper-of-the-day post or a poll: a channel message with buttons to vote on."""
+    return bool(reply.actions) and not reply.ephemeral and (reply.post_id is not None or reply.poll_id is not None)
 
 
 class Response:

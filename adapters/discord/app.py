@@ -22,11 +22,13 @@ import discord
 from discord import app_commands
 from discord.http import Route
 
+from adapters.debounce import REDRAW_SECONDS, Debouncer
 from adapters.discord.answers import Answers
-from adapters.discord.commands import PaperCommands
+from adapters.discord.commands import PaperCommands, add_to_paperclub_menu
 from adapters.discord.config import DiscordSettings
 from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import ChannelLookup, DiscordDelivery, Messenger
+from adapters.discord.reactions import ReactionVotes, loop_timer
 from adapters.discord.views import VoteButton
 from bot.app import ConfigError
 from bot.core import PaperClub
@@ -37,6 +39,7 @@ log = logging.getLogger(__name__)
 # paperclub never joins voice: discord.py's warnings about voice libraries say nothing.
 drop_expected(logging.getLogger("discord.client"), "PyNaCl is not installed", "davey is not installed")
 LOGIN_WAIT_SECONDS = 60.0  # how long a scheduled post waits for the client to log in
+REDRAWS_AT_CLOSE_SECONDS = 5.0  # how long closing waits for post redraws after reactions
 
 # Exactly what the bot does: read and post in channels, embeds, a thread under each
 # post, messages in those threads, replies next to earlier messages.
@@ -54,19 +57,40 @@ INVITE_SCOPES = ("bot", "applications.commands")
 class _PaperClub:
     """What the paperclub client adds to discord.py's Client (or AutoShardedClient)."""
 
-    def __init__(self, core: PaperClub, *, channels: ChannelLookup | None = None, **options: Any):
-        # Slash commands and buttons need no privileged intent (no message content).
+    def __init__(self, core: PaperClub, *, channels: ChannelLookup | None = None,
+                 redraw_seconds: float = REDRAW_SECONDS, **options: Any):
+        # Slash commands, buttons, the message menu and raw guild reactions need no
+        # privileged intent (no message content).
         # No mentions ever: replies echo what members typed, and must not ping @everyone.
         super().__init__(intents=discord.Intents.default(), allowed_mentions=discord.AllowedMentions.none(),
                          **options)
         self.core = core
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(PaperCommands())
+        self.tree.add_command(add_to_paperclub_menu())
         self.messenger = Messenger(core, channels or self)
         self.answers = Answers(core, self.messenger)
+        # A burst of reactions on a post is one Message.edit (adapters/debounce.py).
+        self.redraws = Debouncer(redraw_seconds, loop_timer)
+        self.reaction_votes = ReactionVotes(core, self, self.messenger, self.redraws, channels)
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(VoteButton)
+
+    async def close(self) -> None:
+        # Posts waiting for their redraw show their last reactions before the client goes.
+        self.redraws.flush()
+        try:
+            await asyncio.wait_for(self.reaction_votes.settled(), REDRAWS_AT_CLOSE_SECONDS)
+        except TimeoutError:
+            log.warning("closing with post redraws still under way")
+        await super().close()
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        await self.reaction_votes(payload)
+
+    async def on_raw_reaction_remove(self, payload: discord.RawReactionActionEvent) -> None:
+        await self.reaction_votes(payload)
 
 
 class PaperClubClient(_PaperClub, discord.Client):
@@ -177,6 +201,7 @@ async def _sync(token: str, guild: int | None) -> int:
     client = discord.Client(intents=discord.Intents.default())
     tree = app_commands.CommandTree(client)
     tree.add_command(PaperCommands())
+    tree.add_command(add_to_paperclub_menu())
     async with client:
         await client.login(token)
         target = discord.Object(id=guild) if guild is not None else None
@@ -185,7 +210,7 @@ async def _sync(token: str, guild: int | None) -> int:
         await tree.sync(guild=target)
         application_id = client.application_id
     where = f"in guild {guild}" if guild is not None else "globally (slow to reach every guild)"
-    print(f"registered /paper {where}")
+    print(f"registered /paper and the message menu \"Add to paperclub\" {where}")
     print("invite the bot with: "
           + discord.utils.oauth_url(application_id, permissions=INVITE_PERMISSIONS, scopes=INVITE_SCOPES))
     return 0

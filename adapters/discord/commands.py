@@ -29,6 +29,8 @@ CHOICES_MAX = 25  # Discord shows at most 25 autocomplete choices
 class CommandHandler(Protocol):
     async def command(self, interaction: discord.Interaction, text: str) -> None: ...
 
+    async def add_from_message(self, interaction: discord.Interaction, text: str) -> None: ...
+
 
 def command_text(*parts: object) -> str:
     """The command line from its words, leaving out options that were not given."""
@@ -75,6 +77,11 @@ class PaperCommands(app_commands.Group, name="paper", description="paperclub: pa
     """/paper SUBCOMMAND: built without any service, so `paperclub discord sync` can
     register it; the running client answers through `interaction.client.answers`."""
 
+    # Discord takes at most 25 subcommands in a group: the channel's settings are one
+    # level down (/paper channel schedule ...), leaving room at the top for new commands.
+    channel = app_commands.Group(name="channel", description="This channel's settings: schedule, topics, "
+                                 "collections, reactions, archive")
+
     @app_commands.command(description="List the commands, or explain one.")
     @app_commands.describe(command="the command to explain")
     async def help(self, interaction: discord.Interaction, command: str | None = None) -> None:
@@ -105,7 +112,7 @@ class PaperCommands(app_commands.Group, name="paper", description="paperclub: pa
     async def similar(self, interaction: discord.Interaction, paper: str) -> None:
         await answer(interaction, command_text("similar", paper))
 
-    @app_commands.command(description="Show or set when the paper of the day is posted (managers set it).")
+    @channel.command(description="Show or set when the paper of the day is posted (managers set it).")
     @app_commands.describe(time="24-hour HH:MM, e.g. 09:00", zone="an IANA time zone (default UTC)",
                            days="daily, weekdays, weekends or a list like mon,wed,fri",
                            switch="off stops the posts, on restarts them, resume ends a pause",
@@ -124,18 +131,18 @@ class PaperCommands(app_commands.Group, name="paper", description="paperclub: pa
     async def schedule_days_choices(self, _interaction: discord.Interaction, current: str):
         return word_choices(list(DAY_SETS), current)
 
-    @app_commands.command(description="What this channel's picks are about (managers change them).")
+    @channel.command(description="What this channel's picks are about (managers change them).")
     @app_commands.describe(action="add, remove or clear (leave empty to list them)",
                            words="topics, commas between them: reinforcement learning, world models")
     async def topics(self, interaction: discord.Interaction, action: Literal["add", "remove", "clear"] | None = None,
                      words: str | None = None) -> None:
         await answer(interaction, command_text("topics", action, words))
 
-    @app_commands.command(description="The corpus collections, and which this channel uses.")
+    @channel.command(description="The corpus collections, and which this channel uses.")
     async def collections(self, interaction: discord.Interaction) -> None:
         await answer(interaction, "collections")
 
-    @app_commands.command(description="Limit this channel's picks to some collections (managers).")
+    @channel.command(description="Limit this channel's picks to some collections (managers).")
     @app_commands.describe(collections="collection names, or all")
     async def use(self, interaction: discord.Interaction, collections: str) -> None:
         await answer(interaction, command_text("use", collections))
@@ -237,8 +244,52 @@ class PaperCommands(app_commands.Group, name="paper", description="paperclub: pa
                     text: app_commands.Range[str, 1, NOTE_CHARS]) -> None:
         await answer(interaction, command_text("notes", paper, text))
 
+    @channel.command(description="A private web page of this channel (a manager's reset makes a new link).")
+    @app_commands.describe(reset="revoke the link and make a new one (managers)")
+    async def archive(self, interaction: discord.Interaction, reset: bool = False) -> None:
+        await answer(interaction, command_text("archive", reset and "reset"))
+
+    @app_commands.command(description="Post this paper here now for discussion, with vote buttons (managers).")
+    @app_commands.describe(paper="the paper's ID (the number on its card)")
+    async def discuss(self, interaction: discord.Interaction, paper: str) -> None:
+        await answer(interaction, command_text("discuss", paper))
+
+    @app_commands.command(description="Add a paper by its link or id (arXiv, DOI, OpenReview, a paper's page).")
+    @app_commands.describe(paper="an arXiv id or link, a DOI, an OpenReview link, or a paper's page")
+    async def add(self, interaction: discord.Interaction, paper: app_commands.Range[str, 1, 2000]) -> None:
+        await answer(interaction, command_text("add", paper))
+
+    @channel.command(description="The emoji that vote on posts here (managers choose other ones).")
+    @app_commands.describe(emoji="three emoji: want to discuss, not for us, read; or reset")
+    async def reactions(self, interaction: discord.Interaction, emoji: str | None = None) -> None:
+        await answer(interaction, command_text("reactions", emoji))
+
     @app_commands.command(description="Past meetings: paper, presenter, notes.")
     @app_commands.describe(count="how many (default 5)")
     async def sessions(self, interaction: discord.Interaction,
                        count: app_commands.Range[int, 1, SESSIONS_MAX] | None = None) -> None:
         await answer(interaction, command_text("sessions", count))
+
+
+# --- the message menu ---------------------------------------------------------------------
+
+
+def message_text(message: discord.Message) -> str:
+    """The links a message holds: its content, and the URLs of its embeds (link previews).
+    A message command hands the bot the message, content included, without the
+    privileged message-content intent."""
+    urls = [url for embed in message.embeds for url in (embed.url,) if url]
+    return "\n".join(dict.fromkeys([message.content or "", *urls]))
+
+
+@app_commands.guild_only()
+@app_commands.allowed_contexts(guilds=True, dms=False, private_channels=False)
+async def add_to_paperclub(interaction: discord.Interaction, message: discord.Message) -> None:
+    handler: CommandHandler = interaction.client.answers  # type: ignore[attr-defined]
+    await handler.add_from_message(interaction, message_text(message))
+
+
+def add_to_paperclub_menu() -> app_commands.ContextMenu:
+    """Right-click a message > Apps > "Add to paperclub": the papers it links are added,
+    and the member alone sees their cards with the buttons."""
+    return app_commands.ContextMenu(name="Add to paperclub", callback=add_to_paperclub)

@@ -150,6 +150,7 @@ def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
     """A card's embed, each part within its own limit."""
     fields = [Field(name, cut(value, FIELD_MAX), inline) for name, value, inline in (
         ("Venue", card.venue, True),
+        ("Added", card.added_by, True),
         ("Matched", ", ".join(card.matched_terms), True),
         ("Tags", ", ".join(card.tags), True),
         ("Why", card.reason, False),

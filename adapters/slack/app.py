@@ -18,6 +18,7 @@ import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import replace
 
 from slack_bolt import Ack, App, BoltContext, Respond
 from slack_bolt.error import BoltError
@@ -35,6 +36,7 @@ from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy import desc, select
 from waitress import wasyncore
 
+from adapters.debounce import Debouncer
 from adapters.slack.blocks import ACTION_ID_PREFIX, message
 from adapters.slack.config import (
     EVENTS_PATH,
@@ -47,11 +49,12 @@ from adapters.slack.config import (
 from adapters.slack.edge import ActOnce, CheckedSocketModeHandler, SignedOnly, WholeForms
 from adapters.slack.managers import Managers, needs_rights
 from bot.app import ConfigError, Services
-from bot.core import PaperClub
+from bot.core import DATABASE_UNAVAILABLE, PaperClub
 from bot.daily.channels import Channels
 from bot.grammar import split_command
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from bot.ops.logs import drop_expected
+from bot.votes.reactions import Reaction
 
 # `manifest` is here for `paperclub slack manifest`, beside `serve`.
 __all__ = [
@@ -73,7 +76,9 @@ PLATFORM = "slack"
 # `next` and `poll` pick over the whole corpus and become channel posts (posted through
 # chat.postMessage: votes need the message's ts); `vote` edits the voted message. These
 # are acked at once and answered by the lazy listener; everything else inside the ack.
-LAZY_COMMANDS = frozenset({"next", "poll", "vote"})
+LAZY_COMMANDS = frozenset({"next", "poll", "vote", "add"})
+# The message shortcut "Add to paperclub" (manifest.json features.shortcuts).
+ADD_SHORTCUT = "add_to_paperclub"
 RATE_LIMIT_RETRIES = 3
 HTTP_THREADS = 8
 LISTENER_THREADS = 16  # bolt runs each ack and lazy listener on this pool, beside the HTTP thread
@@ -135,11 +140,14 @@ class SlackListeners:
         managers: Managers,
         channels: Channels,
         installations: SQLAlchemyInstallationStore | None = None,
+        redraws: Debouncer | None = None,
     ):
         self.core = core
         self.managers = managers
         self.channels = channels
         self.installations = installations
+        # A burst of reactions on a post is one chat.update (adapters/debounce.py).
+        self.redraws = redraws or Debouncer()
 
     def register(self, app: App) -> None:
         app.command("/paper", matchers=[self.answered_later])(
@@ -149,6 +157,10 @@ class SlackListeners:
         app.action(_ACTION_ID)(ack=acknowledge, lazy=[self.answer_click])
         app.event("app_uninstalled")(self.workspace_gone)
         app.event("tokens_revoked")(self.workspace_gone)
+        app.event("reaction_added")(self.reacted)
+        app.event("reaction_removed")(self.reacted)
+        # Fetching a paper's metadata may take seconds: acked at once, answered lazily.
+        app.shortcut(ADD_SHORTCUT)(ack=acknowledge, lazy=[self.add_from_message])
 
     @staticmethod
     def answered_later(command: dict) -> bool:
@@ -166,16 +178,58 @@ class SlackListeners:
     def answer_click(
         self, body: dict, client: WebClient, respond: Respond, context: BoltContext
     ) -> None:
-        """Only the votes the core rendered run (core.click): a crafted payload whose
-        button names any other command is refused. A vote needs no manager rights."""
+        """Only the actions the core rendered run (core.click): a crafted payload whose
+        button names any other command is refused. A vote needs no manager rights; an
+        action that may (`discuss N` posts a paper now) gets the clicker's looked up."""
         user = body["user"]  # edge.malformed saw to the shape of these
         channel_id = (body.get("channel") or {}).get("id") or body["container"]["channel_id"]
+        value = body["actions"][0].get("value", "")  # the exact command text the button stands for
+        channel = _channel(context, channel_id)
+        manager = needs_rights(self.core.commands, value) and self.managers.is_manager(
+            client, channel.workspace, user["id"]
+        )
         incoming = Incoming(
-            _channel(context, channel_id),
-            UserRef(PLATFORM, user["id"], user.get("username") or user.get("name", "")),
-            body["actions"][0].get("value", ""),  # the exact command text the button stands for
+            channel, UserRef(PLATFORM, user["id"], user.get("username") or user.get("name", ""), manager), value
         )
         self._send(self.core.click(incoming), channel_id, client, respond)
+
+    def reacted(self, event: dict, client: WebClient, context: BoltContext) -> None:
+        """reaction_added / reaction_removed: a vote when the message is one of the
+        channel's posts and the emoji one of the channel's; the post is redrawn once per
+        burst. Reactions on other people's messages and the bot's own are ignored before
+        any query (`item_user` is the message's author)."""
+        item, user = event.get("item"), event.get("user")
+        if not isinstance(item, dict) or item.get("type") != "message" or not isinstance(user, str):
+            return
+        channel_id, ts = item.get("channel"), item.get("ts")
+        bot = context.bot_user_id
+        if not isinstance(channel_id, str) or not isinstance(ts, str) or (bot and user == bot):
+            return
+        if bot and event.get("item_user") not in (None, bot):
+            return
+        reaction = Reaction(_channel(context, channel_id), UserRef(PLATFORM, user), ts,
+                            str(event.get("reaction", "")), event.get("type") == "reaction_added")
+        try:
+            post_id = self.core.react(reaction)
+        except DATABASE_UNAVAILABLE as problem:  # the member's reaction stays; the vote is lost
+            log.warning("a Slack reaction in %s was not counted: database unreachable (%s)",
+                        channel_id, type(problem).__name__)
+            return
+        if post_id is not None:
+            self.redraws.touch(post_id, lambda: self._show_tally(post_id, channel_id, client))
+
+    def add_from_message(self, body: dict, client: WebClient, respond: Respond, context: BoltContext) -> None:
+        """The "Add to paperclub" message shortcut: the papers linked in that message are
+        added, and the member alone gets their cards with the buttons (response_url)."""
+        user = body["user"]  # edge.malformed saw to the shape of these
+        channel = _channel(context, body["channel"]["id"])
+        text = message_text(body.get("message") or {})
+        manager = needs_rights(self.core.commands, f"add {text}") and self.managers.is_manager(
+            client, channel.workspace, user["id"]
+        )
+        who = UserRef(PLATFORM, user["id"], user.get("username") or user.get("name", ""), manager)
+        reply = self.core.add_from_message(Incoming(channel, who, text))
+        respond(**_response(replace(reply, ephemeral=True)), replace_original=False)
 
     def workspace_gone(self, event: dict, context: BoltContext) -> None:
         """app_uninstalled, or tokens_revoked for the bot: the workspace's channels stop
@@ -247,6 +301,31 @@ class SlackListeners:
 
 def acknowledge(ack: Ack) -> None:
     ack()
+
+
+def message_text(message: dict) -> str:
+    """A message's text with its links as plain URLs, then the links of its attachments
+    (unfurls, shared messages) and of its rich-text blocks that the text may not show."""
+    parts = [command_text(message.get("text") or "")] if isinstance(message.get("text"), str) else []
+    for attachment in _dicts(message.get("attachments")):
+        parts += [attachment[k] for k in ("from_url", "original_url", "title_link")
+                  if isinstance(attachment.get(k), str)]
+    parts += [url for url in _block_links(message.get("blocks")) if url not in " ".join(parts)]
+    return "\n".join(dict.fromkeys(p for p in parts if p))
+
+
+def _block_links(blocks: object) -> list[str]:
+    """The `url` of every link element in rich-text blocks, however deeply nested."""
+    found: list[str] = []
+    for item in _dicts(blocks):
+        if item.get("type") == "link" and isinstance(item.get("url"), str):
+            found.append(item["url"])
+        found += _block_links(item.get("elements"))
+    return found
+
+
+def _dicts(value: object) -> list[dict]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def _channel(context: BoltContext, channel_id: str) -> ChannelRef:
@@ -386,10 +465,14 @@ def bot_clients(services: Services, settings: SlackSettings) -> BotClients:
 
 
 def build_app(
-    services: Services, settings: SlackSettings, executor: Executor | None = None
+    services: Services,
+    settings: SlackSettings,
+    executor: Executor | None = None,
+    redraws: Debouncer | None = None,
 ) -> tuple[App, BotClients]:
     """The bolt App with our listeners, and the clients the scheduler posts with. With a
-    bot token the App checks it once with auth.test (at SLACK_API_URL)."""
+    bot token the App checks it once with auth.test (at SLACK_API_URL). `redraws`: how
+    posts are redrawn after reactions (a Debouncer; tests pass one they flush)."""
     common = {
         "name": "paperclub",
         "signing_secret": settings.signing_secret,
@@ -422,7 +505,7 @@ def build_app(
         except BoltError as problem:
             raise ConfigError(f"SLACK_BOT_TOKEN was refused by Slack: {problem}") from None
     SlackListeners(
-        services.core, Managers(settings.managers), services.channels, clients.installations
+        services.core, Managers(settings.managers), services.channels, clients.installations, redraws
     ).register(app)
     return app, clients
 
@@ -452,7 +535,8 @@ class SlackServer:
     def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None):
         self.settings = settings
         self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
-        self.app, clients = build_app(services, settings, self.executor)
+        self.redraws = Debouncer()
+        self.app, clients = build_app(services, settings, self.executor, self.redraws)
         self.delivery = SlackDelivery(clients)
         self.extra = extra or {}
         self._server = None
@@ -512,6 +596,7 @@ class SlackServer:
     def stop(self, timeout: float) -> None:
         """Let the requests and lazy answers in flight finish, up to `timeout` seconds."""
         self.stop_accepting()
+        self.redraws.flush()  # posts waiting for their redraw show their last reactions
         if self._server is not None:
             self._server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
             self._in_loop(lambda: wasyncore.close_all(self._server._map))  # the loop ends with its map

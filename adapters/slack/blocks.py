@@ -194,6 +194,7 @@ def _card_facts(card: PaperCard) -> list[str]:
     facts = [f"ID {card.paper_id}"]
     if card.venue:
         facts.append(clip(escape(card.venue), CONTEXT_CHARS))
+    facts += [clip(escape(card.added_by), CONTEXT_CHARS)] if card.added_by else []  # "Added by Ann on ..."
     if card.matched_terms:
         terms = ", ".join(f"*{escape(term)}*" for term in card.matched_terms)
         facts.append("matched: " + clip(terms, CONTEXT_CHARS))

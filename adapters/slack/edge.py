@@ -150,6 +150,7 @@ def malformed(payload: Any) -> str | None:
         or _event_problem(payload)
         or _command_problem(payload)
         or _click_problem(payload)
+        or _shortcut_problem(payload)
     )
 
 
@@ -232,6 +233,18 @@ def _click_problem(payload: dict) -> str | None:
         return "a click without actions or a channel"
     if not isinstance(channel.get("id") or channel.get("channel_id"), str):
         return "a click without a channel"
+    return None
+
+
+def _shortcut_problem(payload: dict) -> str | None:
+    """A message shortcut ("Add to paperclub") names who, where, and the message."""
+    if payload.get("type") != "message_action":
+        return None
+    user, channel = payload.get("user"), payload.get("channel")
+    if not isinstance(user, dict) or not isinstance(user.get("id"), str):
+        return "a message shortcut without a user"
+    if not isinstance(channel, dict) or not isinstance(channel.get("id"), str):
+        return "a message shortcut without a channel"
     return None
 
 

@@ -331,3 +331,52 @@ def event_callback(
             ],
         }
     )
+
+
+def reaction_event(
+    reaction: str,
+    message_ts: str,
+    user: str = "U0MEMBER",
+    channel: str = "C0READING",
+    added: bool = True,
+    author: str = BOT_USER,
+) -> dict:
+    """A reaction_added (or reaction_removed) event on a message, as the Events API
+    sends it inside `event_callback`; `author` is the message's (`item_user`)."""
+    return {
+        "type": "reaction_added" if added else "reaction_removed",
+        "user": user,
+        "reaction": reaction,
+        "item_user": author,
+        "item": {"type": "message", "channel": channel, "ts": message_ts},
+        "event_ts": f"{int(time.time())}.000100",
+    }
+
+
+def message_shortcut(
+    message: dict,
+    response_url: str,
+    user: str = "U0MEMBER",
+    channel: str = "C0READING",
+    team: str = TEAM,
+    callback_id: str = "add_to_paperclub",
+    trigger: str | None = None,
+) -> str:
+    """The form-encoded body of a message shortcut ("Add to paperclub" on a message):
+    a `message_action` payload carrying the message itself."""
+    payload = {
+        "type": "message_action",
+        "token": "deprecated-verification-token",
+        "action_ts": f"{int(time.time())}.000200",
+        "team": {"id": team, "domain": "papers"},
+        "user": {"id": user, "username": user.lower(), "team_id": team, "name": user.lower()},
+        "channel": {"id": channel, "name": "reading"},
+        "is_enterprise_install": False,
+        "enterprise": None,
+        "callback_id": callback_id,
+        "trigger_id": trigger or trigger_id(),
+        "response_url": response_url,
+        "message_ts": message.get("ts", "1700000000.000001"),
+        "message": {"type": "message", "user": "U0ALICE", "ts": "1700000000.000001", "team": team, **message},
+    }
+    return urlencode({"payload": json.dumps(payload)})

@@ -28,6 +28,7 @@ class ChannelSettings:
     topics: tuple[str, ...]
     collections: tuple[str, ...]
     refusals: int = 0  # posting days in a row the platform refused for good
+    reactions: str | None = None  # the emoji that vote here (bot/votes/reactions.py); None: the default
 
     @classmethod
     def of(cls, row: Channel) -> ChannelSettings:
@@ -43,6 +44,7 @@ class ChannelSettings:
             topics=tuple(row.topics),
             collections=tuple(row.collections),
             refusals=row.refusals or 0,
+            reactions=row.reactions,
         )
 
     def paused_on(self, day: date) -> bool:
@@ -84,6 +86,14 @@ class Channels:
             change(row)
             row.updated_at = utcnow()
             return ChannelSettings.of(row)
+
+    def set_reactions(self, ref: ChannelRef, emoji: str | None) -> ChannelSettings:
+        """The emoji that vote on this channel's posts, space-separated; None: the default."""
+
+        def change(row: Channel) -> None:
+            row.reactions = emoji
+
+        return self.update(ref, change)
 
     def _row(self, session: Session, ref: ChannelRef) -> Channel:
         query = select(Channel).where(

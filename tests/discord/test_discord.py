@@ -55,6 +55,14 @@ class Clock:
         return self.now
 
 
+def leaves(group: app_commands.Group) -> dict[str, app_commands.Command]:
+    """Every subcommand by name, those of nested groups (/paper channel schedule) too."""
+    found: dict[str, app_commands.Command] = {}
+    for command in group.commands:
+        found.update(leaves(command) if isinstance(command, app_commands.Group) else {command.name: command})
+    return found
+
+
 class Harness:
     """One bot process: services on the database, a client, and the fake guild."""
 
@@ -79,7 +87,7 @@ class Harness:
         """/paper NAME option=value..., as Discord would call the subcommand's callback."""
         interaction = FakeInteraction(self.client, self.world, channel or self.channel, user_id=user_id,
                                       manager=manager)
-        command = self.group.get_command(name)
+        command = leaves(self.group)[name]
         await command.callback(self.group, interaction, **options)
         return interaction
 
@@ -119,7 +127,7 @@ async def click(client: discord.Client, factories: list[type], message: FakeMess
 def test_every_core_command_has_a_subcommand_whose_limits_are_the_cores(seeded_copy):
     async def scenario():
         bot = Harness(seeded_copy)
-        subcommands = {c.name: c for c in bot.group.commands}
+        subcommands = leaves(bot.group)
         assert set(subcommands) == set(bot.services.core.commands)
         history = subcommands["history"].get_parameter("count")
         assert (history.min_value, history.max_value) == (1, HISTORY_MAX)
@@ -150,7 +158,9 @@ def test_the_command_group_is_guild_only_with_valid_discord_payloads():
     payload = tree.get_command("paper").to_dict(tree)
     assert payload["contexts"] == [0] and payload["dm_permission"] is False
     assert len(payload["options"]) <= 25
-    for subcommand in payload["options"]:
+    nested = [o for o in payload["options"] if o["type"] == 2]  # SUB_COMMAND_GROUP: /paper channel ...
+    assert [g["name"] for g in nested] == ["channel"] and all(len(g["options"]) <= 25 for g in nested)
+    for subcommand in [o for o in payload["options"] if o["type"] == 1] + [s for g in nested for s in g["options"]]:
         assert 1 <= len(subcommand["description"]) <= 100, subcommand["name"]
         for option in subcommand.get("options", []):
             assert 1 <= len(option["description"]) <= 100, (subcommand["name"], option["name"])
@@ -249,7 +259,7 @@ def test_meeting_commands_name_members_with_discord_mentions(seeded_copy):
 def test_zone_autocomplete_offers_up_to_25_iana_zones(seeded_copy):
     async def scenario():
         bot = Harness(seeded_copy)
-        schedule = bot.group.get_command("schedule")
+        schedule = leaves(bot.group)["schedule"]
         assert schedule.get_parameter("zone").autocomplete
         interaction = FakeInteraction(bot.client, bot.world, bot.channel)
         berlin = await bot.group.schedule_zone_choices(interaction, "berl")

@@ -1,0 +1,201 @@
+"""Reactions that vote: 👍 on a post is "want to discuss", 👎 "not for us", ✅ "read",
+exactly like the post's buttons; each channel may choose its own three emoji.
+
+Platforms name the same emoji differently: Slack sends names (`+1`, `thumbsup`,
+`+1::skin-tone-2`), Discord and typed text send Unicode with or without a variation
+selector or a skin tone, Slack's slash command text sends `:+1:`, custom emoji come as a
+Slack name or Discord's `<:name:id>`. `emoji_key` brings every form to one key, so a
+channel's setting made on one platform matches the reactions of any.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import emoji as emoji_data
+from sqlalchemy import delete, select
+
+from bot.daily.channels import Channels
+from bot.grammar import Command, UsageError, require_manager, with_arguments
+from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from bot.votes.votes import Votes
+from store.models import Channel, Post, PostVote
+
+KINDS = ("up", "down", "read")  # in the order a channel's three emoji are given
+DEFAULT_EMOJI = ("👍", "👎", "✅")
+MEANINGS = {"up": "want to discuss", "down": "not for us", "read": "read"}
+STORED_CHARS = 200  # channels.reactions
+SLOTS = {"up": "opinion", "down": "opinion", "read": "read"}
+# An emoji's name, with Slack's skin tone suffix (`+1::skin-tone-2`): in colons as typed
+# (`:+1:`), bare as Slack's reaction events send it.
+_NAME = r"([A-Za-z0-9_+'\-]{1,100})(?:::skin-tone-[2-6])?"
+_SHORTCODE = re.compile(f":{_NAME}:")
+_BARE_NAME = re.compile(_NAME)
+# What Unicode adds to a base emoji: the Fitzpatrick skin tones, and the variation
+# selectors that ask for text or emoji style.
+_MODIFIERS = re.compile("[\U0001f3fb-\U0001f3ff\ufe0e\ufe0f]")
+_DISCORD_CUSTOM = re.compile(r"<a?:([A-Za-z0-9_~\-]{1,100}):[0-9]{1,25}>")
+
+
+@dataclass(frozen=True)
+class Reaction:
+    """A member put an emoji on a message, or took it off (`added` False). `message_ref`
+    is the message's reference in the form the adapter stores for posts (Slack's ts,
+    Discord's "channel_id/message_id"); `channel` the channel the post belongs to."""
+
+    channel: ChannelRef
+    user: UserRef
+    message_ref: str
+    emoji: str
+    added: bool
+
+
+def emoji_key(text: str) -> str | None:
+    """One key per emoji, whatever the platform's spelling: Unicode without skin tones or
+    variation selectors (`👍` for `:+1:`, `:thumbsup:`, `👍🏽`), or `:name:` for a custom
+    emoji (`:partyparrot:`, Discord's `<:partyparrot:123>`). None: not an emoji (a word
+    such as `up` is not one, though `:up:` is 🆙)."""
+    text = text.strip()
+    custom = _DISCORD_CUSTOM.fullmatch(text)
+    if custom:
+        return f":{custom.group(1).lower()}:"
+    code = _SHORTCODE.fullmatch(text)
+    if code:
+        shortcode = f":{code.group(1).lower()}:"
+        unicode = emoji_data.emojize(shortcode, language="alias")
+        return _bare(unicode) if unicode != shortcode else shortcode
+    if emoji_data.is_emoji(text) or emoji_data.is_emoji(_bare(text)):
+        return _bare(text)
+    return None
+
+
+def reaction_key(text: str) -> str | None:
+    """The key of an emoji as a reaction event names it: Slack sends a name without
+    colons (`+1`, `thumbsup`, `+1::skin-tone-2`, a custom `partyparrot`)."""
+    text = text.strip()
+    return emoji_key(f":{text}:" if _BARE_NAME.fullmatch(text) else text)
+
+
+def _bare(unicode: str) -> str:
+    return _MODIFIERS.sub("", unicode)
+
+
+def split_emoji(args: str) -> list[str]:
+    """The emoji a member typed, spaces between them or not (`👍👎✅`)."""
+    words = args.split()
+    if len(words) == 1 and emoji_key(words[0]) is None:
+        found = emoji_data.emoji_list(words[0])
+        if found and "".join(f["emoji"] for f in found) == words[0]:
+            return [f["emoji"] for f in found]
+    return words
+
+
+def channel_emoji(stored: str | None) -> tuple[str, str, str]:
+    """A channel's three emoji (up, down, read) from `channels.reactions`."""
+    emoji = tuple(stored.split()) if stored else ()
+    return emoji if len(emoji) == 3 else DEFAULT_EMOJI  # type: ignore[return-value]
+
+
+def describe(stored: str | None) -> str:
+    emoji = channel_emoji(stored)
+    pairs = " · ".join(f"{e} {MEANINGS[k]}" for e, k in zip(emoji, KINDS))
+    return f"Reactions: {pairs}" + ("" if stored else " (the default)")
+
+
+class Reactions:
+    """Reactions on a channel's posts, as votes; and the channel's choice of emoji."""
+
+    def __init__(self, channels: Channels, votes: Votes, clock: Callable[[], datetime]):
+        self.channels = channels
+        self.votes = votes
+        self.clock = clock
+
+    def react(self, reaction: Reaction) -> int | None:
+        """Count (or withdraw) the vote a reaction stands for. Returns the post whose tally
+        changed, so the adapter redraws it; None when the message is not one of this
+        channel's posts, the emoji is not one of the channel's, or nothing changed."""
+        key = reaction_key(reaction.emoji)
+        if key is None:
+            return None
+        found = self._post(reaction.channel, reaction.message_ref)
+        if found is None:
+            return None
+        post_id, stored = found
+        keys = [emoji_key(e) for e in channel_emoji(stored)]
+        if key not in keys:
+            return None
+        kind = KINDS[keys.index(key)]
+        user = reaction.user.user_id
+        changed = self._add(post_id, user, kind) if reaction.added else self._remove(post_id, user, kind)
+        return post_id if changed else None
+
+    def _post(self, ref: ChannelRef, message_ref: str) -> tuple[int, str | None] | None:
+        """The sent post at this message in this channel, and the channel's emoji."""
+        with self.channels.db.session() as session:
+            row = session.execute(
+                select(Post.id, Channel.reactions)
+                .join(Channel, Channel.id == Post.channel_id)
+                .where(Channel.platform == ref.platform, Channel.workspace == ref.workspace,
+                       Channel.channel == ref.channel, Post.message_ref == message_ref, Post.state == "sent")
+            ).first()
+        return None if row is None else (row[0], row[1])
+
+    def _add(self, post_id: int, user_id: str, kind: str) -> bool:
+        with self.channels.db.session() as session:
+            current = session.scalar(select(PostVote.value).where(
+                PostVote.post_id == post_id, PostVote.user_id == user_id, PostVote.slot == SLOTS[kind]))
+        if current == kind:  # the member's vote already (a button, or the same reaction twice)
+            return False
+        self.votes.vote(post_id, user_id, kind, self.clock())
+        return True
+
+    def _remove(self, post_id: int, user_id: str, kind: str) -> bool:
+        """Taking 👍 off withdraws "want to discuss" only while that is the member's vote:
+        one who changed to 👎 since keeps 👎."""
+        with self.channels.db.session() as session:
+            return bool(session.execute(delete(PostVote).where(
+                PostVote.post_id == post_id, PostVote.user_id == user_id, PostVote.slot == SLOTS[kind],
+                PostVote.value == kind,
+            )).rowcount)
+
+    # --- the command ---------------------------------------------------------------------
+
+    def commands(self) -> list[Command]:
+        return [
+            Command("reactions", "reactions · reactions UP DOWN READ · reactions reset",
+                    "The emoji that vote on posts here (want to discuss, not for us, read); managers "
+                    "choose other ones, or go back to 👍 👎 ✅.", "reactions 🔥 🙈 📖", self.command,
+                    with_arguments),
+        ]
+
+    def command(self, incoming: Incoming, args: str) -> Reply:
+        words = split_emoji(args)
+        if not words:
+            return Reply(text=describe(self.channels.get(incoming.channel).reactions), ephemeral=True)
+        if [w.lower() for w in words] == ["reset"]:
+            require_manager(incoming, "change the reactions that vote")
+            self.channels.set_reactions(incoming.channel, None)
+            return Reply(text=describe(None))
+        stored = self._parse(words)
+        require_manager(incoming, "change the reactions that vote")
+        self.channels.set_reactions(incoming.channel, stored)
+        return Reply(text=describe(stored))
+
+    def _parse(self, words: list[str]) -> str:
+        if len(words) != 3:
+            raise UsageError("Give three emoji: for want to discuss, not for us, and read.")
+        keys = []
+        for word in words:
+            key = emoji_key(word)
+            if key is None:
+                raise UsageError(f"`{word[:40]}` is not an emoji.")
+            keys.append(key)
+        if len(set(keys)) != 3:
+            raise UsageError("The three emoji must differ: each stands for one kind of vote.")
+        stored = " ".join(keys)
+        if len(stored) > STORED_CHARS:
+            raise UsageError("Those emoji names are too long to keep; choose shorter ones.")
+        return stored
