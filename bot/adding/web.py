@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from bot.adding.addresses import AddressPolicy, public_only
-from bot.corpus.fetch import HostLimiter, _retry_after, user_agent
+from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ class ChatFetcher:
                 raise FetchFailed("not_found", f"{url}: HTTP {answer.status}", answer.status)
             if answer.status not in RETRY_STATUSES:
                 raise FetchFailed("unreachable", f"{url}: HTTP {answer.status}", answer.status)
-            wait = _retry_after(answer.headers) if answer.headers is not None else None
+            wait = retry_after_seconds(answer.headers) if answer.headers is not None else None
             left = deadline - time.monotonic()
             if (wait or 0) > min(self.policy.max_retry_after, left) or attempt == self.policy.attempts:
                 raise FetchFailed("busy", f"{url}: HTTP {answer.status}, Retry-After {wait}", answer.status)

@@ -162,7 +162,7 @@ class Fetcher:
                 last = f"HTTP {status} {answer.reason}".rstrip()
                 if status not in RETRY_STATUSES:
                     raise FetchError(f"{url}: {last}{_detail(answer)}") from None
-                retry_after = _retry_after(answer.headers)
+                retry_after = retry_after_seconds(answer.headers)
                 answer.close()
             except FetchError:
                 raise
@@ -256,7 +256,7 @@ def _atom_counts(body: bytes) -> tuple[int | None, int | None]:
     return len(root.findall(f"{ATOM}entry")), int(total) if total and total.strip().isdigit() else None
 
 
-def _retry_after(headers: Any) -> float | None:
+def retry_after_seconds(headers: Any) -> float | None:
     """Retry-After as seconds: a number, or an HTTP date (against the answer's Date)."""
     raw = (headers.get("Retry-After") if headers else None) or ""
     raw = raw.strip()

@@ -75,6 +75,13 @@ def tally(services, post_id: int) -> tuple[int, int, int]:
     return counted.up, counted.down, counted.read
 
 
+async def counted(client: PaperClubClient, services, post_id: int, expected: tuple[int, int, int]) -> None:
+    """Until the tally is `expected` and the adapter has asked to redraw the post: the
+    core counts the vote in a worker thread, and only then does the event handler, back
+    on the loop, mark the post for its redraw (a flush in between would find nothing)."""
+    await until(lambda: tally(services, post_id) == expected and post_id in client.redraws.pending())
+
+
 async def redraw(client: PaperClubClient) -> None:
     client.redraws.flush()
     await client.reaction_votes.settled()
@@ -111,12 +118,12 @@ def test_reactions_over_the_gateway_vote_and_a_burst_is_one_edit(fake, services)
             await react(fake, ANN, CHANNEL_ID, post.id, "👍")
             await react(fake, BOB, CHANNEL_ID, post.id, "👍🏽")  # a skin tone: the same vote
             await react(fake, CY, CHANNEL_ID, post.id, "✅")
-            await until(lambda: tally(services, post_id) == (2, 0, 1))
+            await counted(client, services, post_id, (2, 0, 1))
             assert fake.edits == [] and client.redraws.pending() == [post_id]
             await redraw(client)
             assert len(fake.edits) == 1  # three reactions, one edit
             await react(fake, ANN, CHANNEL_ID, post.id, "👍", added=False)
-            await until(lambda: tally(services, post_id) == (1, 0, 1))
+            await counted(client, services, post_id, (1, 0, 1))
             await redraw(client)
             return post
 
@@ -146,7 +153,7 @@ def test_a_post_in_a_thread_counts_reactions_for_its_parent_channel(fake, servic
             in_thread = fake.messages[-1]
             assert in_thread.channel_id == thread_id
             await react(fake, ANN, thread_id, in_thread.id, "👎")
-            await until(lambda: tally(services, reply.post_id) == (0, 1, 0))
+            await counted(client, services, reply.post_id, (0, 1, 0))
             await redraw(client)
             return in_thread
 
@@ -171,7 +178,8 @@ def test_reactions_that_are_not_votes_change_nothing(fake, services):
             await react(fake, ANN, CHANNEL_ID, post.id, "partyparrot", emoji_id=1_100_000_000_000_000_900)
             await react(fake, ANN, CHANNEL_ID, post.id, "🎉")
             await react(fake, BOB, CHANNEL_ID, post.id, "✅")
-            await until(lambda: len(answered) == 3)
+            # ✅ counted, and its redraw asked for (the handler does that after the core answers).
+            await until(lambda: len(answered) == 3 and client.redraws.pending() == [post_id])
             return post_id, answered
 
     post_id, answered = asyncio.run(scenario())
