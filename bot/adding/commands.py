@@ -202,7 +202,7 @@ def _line(result: _Result, paper: Paper | None) -> str:
     title = readable(paper.title)
     if result.outcome == "added":
         return f"Added “{title}” as paper {paper.id}."
-    return f"“{title}” is paper {paper.id} already; nothing new was stored."
+    return f"“{title}” is paper {paper.id} already: the same paper, no second copy."
 
 
 def _buttons(paper_id: int) -> list[Action]:

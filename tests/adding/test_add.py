@@ -37,7 +37,7 @@ def test_each_link_form_adds_the_paper_once(built, fake, first, again, title):
     for form in again:
         reply = say(built, f"add {form}")
         assert reply.ok and [c.paper_id for c in reply.cards] == [added.cards[0].paper_id], (form, reply.text)
-        assert "already; nothing new was stored" in reply.text
+        assert "already: the same paper, no second copy" in reply.text
     after = counts(built.db)
     assert {k: v for k, v in after.items() if k != "additions"} == {k: v for k, v in before.items()
                                                                       if k != "additions"}
