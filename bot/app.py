@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from bot.adding.commands import per_hour_from_env
+from bot.adding.providers import Providers
 from bot.core import PaperClub
 from bot.corpus.library import Library
 from bot.daily.channels import Channels
@@ -70,5 +72,6 @@ def build_services(
     daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes, grace or catchup_grace())
     meetings = Meetings(db)
     core = PaperClub(library, search, channels, daily, votes, polls, meetings, clock,
-                     public_url=public_url or public_url_from_env())
+                     public_url=public_url or public_url_from_env(),
+                     providers=Providers.from_env(), add_per_hour=per_hour_from_env())
     return Services(db, library, search, channels, daily, votes, polls, meetings, core, SeenRequests(db))

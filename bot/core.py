@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
-from bot.adding.commands import AddCommands, per_hour_from_env
+from bot.adding.commands import PER_HOUR, AddCommands
 from bot.adding.providers import Providers
 from bot.corpus.library import Library
 from bot.daily.cards import card
@@ -80,7 +80,8 @@ class PaperClub:
         meetings: Meetings,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
         public_url: str | None = None,  # PAPERCLUB_PUBLIC_URL: where the archive and calendar links point
-        providers: Providers | None = None,  # where `add` fetches from; default: the environment's
+        providers: Providers | None = None,  # where `add` fetches from; default: the real services
+        add_per_hour: int = PER_HOUR,  # papers one member may add an hour
     ):
         self.library = library
         self.search_service = search
@@ -88,8 +89,8 @@ class PaperClub:
         self.channels = channels
         self.daily = daily
         self.clock = clock
-        self.adding = AddCommands(library, search, channels, daily, providers or Providers.from_env(), clock,
-                                  per_hour_from_env())
+        self.adding = AddCommands(library, search, channels, daily, providers or Providers.from_env({}), clock,
+                                  add_per_hour)
         self.vote_commands = VoteCommands(channels, daily, library, votes, polls, meetings, clock)
         self.memory_commands = MemoryCommands(channels, ChannelLinks(meetings.db), public_url, clock)
         self.meeting_commands = MeetingCommands(channels, meetings, library, clock,
