@@ -278,7 +278,7 @@ class PaperClub:
             return Reply(text=index.unknown_filter(query) or spelling.no_match(args))
         papers = self.library.get_many(h.paper_id for h in hits)
         cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
-        text = f"Top {len(cards)} of {len(index):,} papers for `{args}`:"
+        text = f"Top {len(cards)} of {index.live_count():,} papers for `{args}`:"
         note = spelling.note()
         return Reply(text=f"{text}\n{note}" if note else text, cards=cards)
 

@@ -19,9 +19,13 @@ def update_index(search) -> None:
     it, so the running bot only has to switch to it (bot.search.service.SearchService)."""
     started = time.perf_counter()
     index = search.current()
+    # A merge the new segment set off would die with this process: it finishes first.
+    search.wait_for_merges()
     where = f" in {search.store.root}" if search.store is not None else ""
+    segments = len(index.parts)
     print(
-        f"search index: {len(index):,} papers at revision {index.revision}{where} "
+        f"search index: {index.live_count():,} papers at revision {index.revision}{where}, "
+        f"{segments} segment{'s' if segments != 1 else ''} "
         f"({time.perf_counter() - started:.1f} s)",
         file=sys.stderr,
     )

@@ -119,7 +119,8 @@ class Picker:
         history (so a replay picks the same), and of those the least like the last posts
         and the disliked papers.
         """
-        docs = np.flatnonzero(allowed) if allowed is not None else np.arange(len(index))
+        # Live documents only: a paper changed since is also in an older segment.
+        docs = np.flatnonzero(index.live if allowed is None else allowed & index.live)
         rng = random.Random(f"{channel.ref.key()}:{len(excluded)}")
         sample: list[int] = []
         for _attempt in range(POOL * 20):

@@ -50,7 +50,7 @@ def _index(search: SearchService, corpus_revision: int) -> dict[str, Any]:
         "status": "ok" if index.revision == corpus_revision else "updating",
         "revision": index.revision,
         "corpus_revision": corpus_revision,
-        "papers": len(index),
+        "papers": index.live_count(),
     }
 
 

@@ -8,6 +8,7 @@ seconds to load; these containers cost one array each and nothing until a row is
 from __future__ import annotations
 
 import bisect
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ from scipy import sparse
 
 Arrays = dict[str, np.ndarray]
 SAMPLE = 32
+FOUND_MAX = 4096
 
 
 class StringTable:
@@ -29,6 +31,9 @@ class StringTable:
         self.offsets = offsets
         self.blob = blob
         self._sampled: list[bytes] | None = None  # every SAMPLE-th string, made on first find
+        # Recent answers of `find`: a search looks its terms up in the BM25 index, again
+        # for the matched terms, and members repeat words. Cleared when full.
+        self._found: dict[str, int | None] = {}
 
     @classmethod
     def from_strings(cls, strings: Iterable[str]) -> StringTable:
@@ -53,6 +58,15 @@ class StringTable:
         which is read with one slice: a few microseconds, with no dictionary of the whole
         vocabulary to build at load time or to hold in memory.
         """
+        found = self._found.get(text, -1)
+        if found != -1:
+            return found
+        if len(self._found) >= FOUND_MAX:
+            self._found = {}
+        self._found[text] = found = self._find(text)
+        return found
+
+    def _find(self, text: str) -> int | None:
         key = text.encode("utf-8")
         run = bisect.bisect_right(self._samples(), key) - 1
         if run < 0:
@@ -60,11 +74,14 @@ class StringTable:
         first = run * SAMPLE
         last = min(first + SAMPLE, len(self))
         data = self.blob[self.offsets[first] : self.offsets[last]].tobytes()
-        base = int(self.offsets[first])
-        bounds = (self.offsets[first : last + 1] - base).tolist()
-        strings = [data[bounds[i] : bounds[i + 1]] for i in range(last - first)]
-        position = bisect.bisect_left(strings, key)
-        return first + position if position < len(strings) and strings[position] == key else None
+        bounds = (self.offsets[first : last + 1] - self.offsets[first]).tolist()
+        # Five comparisons within the run, each slicing one string out of `data`.
+        position = bisect.bisect_left(
+            range(last - first), key, key=lambda i: data[bounds[i] : bounds[i + 1]]
+        )
+        if position < last - first and data[bounds[position] : bounds[position + 1]] == key:
+            return first + position
+        return None
 
     def _samples(self) -> list[bytes]:
         if self._sampled is None:
@@ -88,6 +105,18 @@ class StringTable:
         offsets = np.zeros(len(positions) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         return StringTable(offsets, self.blob[ranges(starts, lengths)])
+
+    def keys(self) -> np.ndarray:
+        """A 128-bit BLAKE2b digest of each string, as rows of two uint64: what segments'
+        vocabularies are matched on without a Python object per term (computed once,
+        when a segment is built, and stored with it)."""
+        data = self.blob.tobytes()
+        bounds = self.offsets.tolist()
+        digests = b"".join(
+            hashlib.blake2b(data[bounds[i] : bounds[i + 1]], digest_size=16).digest()
+            for i in range(len(self))
+        )
+        return np.frombuffer(digests, dtype=np.uint64).reshape(-1, 2).copy()
 
     def to_list(self) -> list[str]:
         data = self.blob.tobytes()

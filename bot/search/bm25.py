@@ -25,6 +25,7 @@ of the sums, and only the documents that can still make it are completed and sco
 
 from __future__ import annotations
 
+import copy
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,6 +48,9 @@ HEAD = 256  # highest-impact postings kept apart for each term that has more
 # Longest lists are left out of the sums while their highest impacts add up to at most
 # this share of that score: the rest of the score must come from the other terms.
 LEAVE_OUT_SHARE = 0.5
+# Reading this many row entries costs about what one term's binary search does (its
+# numpy calls): the measured break-even on 100k realistic abstracts.
+ROW_ENTRIES_PER_TERM = 2_000
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,14 @@ class Bm25Params:
     k1: float = 1.5
     b: float = 0.75
     epsilon: float = 0.25
+
+
+@dataclass(frozen=True)
+class Stats:
+    """The corpus statistics a score depends on besides the document's own counts."""
+
+    idf: np.ndarray  # float64, per vocabulary term (floored as BM25Okapi does)
+    avgdl: float
 
 
 @dataclass
@@ -133,18 +145,51 @@ class Bm25Index:
         params: Bm25Params,
         term_docs: SparseRows | None = None,
         term_heads: SparseRows | None = None,
+        stats: Stats | None = None,
     ):
+        """`stats`: the idf of each vocabulary term and the mean length the impacts are
+        computed with, when they are the whole index's rather than these documents' own
+        (a segment, see bot.search.segments). `term_docs` and `term_heads` come with the
+        stats they were computed with."""
         self.vocabulary = vocabulary
         self.doc_terms = doc_terms
         self.doc_lengths = doc_lengths
         self.params = params
         self.doc_count = len(doc_lengths)
         by_term = doc_terms.transpose(len(vocabulary)) if term_docs is None else term_docs
-        self.idf = _okapi_idf(by_term.row_lengths(), self.doc_count, params.epsilon)
-        avgdl = doc_lengths.sum() / self.doc_count if self.doc_count else 1.0
-        self.norm = params.k1 * (1 - params.b + params.b * doc_lengths / avgdl)
+        if stats is None:
+            avgdl = doc_lengths.sum() / self.doc_count if self.doc_count else 1.0
+            stats = Stats(_okapi_idf(by_term.row_lengths(), self.doc_count, params.epsilon), avgdl)
+        self.built = stats  # what the float32 impacts were computed with
+        self._use(stats)
         self.term_docs = self._with_impacts(by_term) if term_docs is None else term_docs
         self.term_heads = self._heads() if term_heads is None else term_heads
+
+    def _use(self, stats: Stats) -> None:
+        """Score exactly with these statistics. The float32 impacts keep the ones they were
+        built with: each term's are off by the ratio of its idfs (`scale`), and every
+        impact by at most `drift` either way from the change of the mean length, which
+        `_pruned` widens its bounds by."""
+        p = self.params
+        self.idf = stats.idf
+        self.norm = p.k1 * (1 - p.b + p.b * self.doc_lengths / stats.avgdl)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.scale = np.where(self.built.idf > 0, stats.idf / self.built.idf, 0.0)
+        ratio = stats.avgdl / self.built.avgdl if self.built.avgdl > 0 else 1.0
+        self.drift = max(ratio, 1 / ratio) if ratio > 0 else 1.0
+
+    def with_stats(self, stats: Stats) -> Bm25Index:
+        """This index scored with other (global) statistics; the arrays are shared."""
+        view = copy.copy(self)
+        view._use(stats)
+        return view
+
+    def reimpacted(self, stats: Stats) -> Bm25Index:
+        """This index with its impacts recomputed from `stats` (a segment about to be
+        written: its impacts are then exact for the index it joins)."""
+        return Bm25Index(
+            self.vocabulary, self.doc_terms, self.doc_lengths, self.params, stats=stats
+        )
 
     @classmethod
     def build(
@@ -169,6 +214,8 @@ class Bm25Index:
             **self.term_docs.arrays("term_docs"),
             **self.term_heads.arrays("term_heads"),
             "doc_lengths": self.doc_lengths,
+            "built_idf": self.built.idf,
+            "built_avgdl": np.array([self.built.avgdl], dtype=np.float64),
         }
 
     @classmethod
@@ -180,6 +227,7 @@ class Bm25Index:
             params,
             term_docs=SparseRows.from_arrays(arrays, "term_docs"),
             term_heads=SparseRows.from_arrays(arrays, "term_heads"),
+            stats=Stats(np.asarray(arrays["built_idf"]), float(arrays["built_avgdl"][0])),
         )
 
     # --- scoring -------------------------------------------------------------------
@@ -215,28 +263,61 @@ class Bm25Index:
     ) -> list[tuple[int, float]]:
         """The k best (document, score) pairs among documents with a query term; ties go to
         the earlier document. `allowed` is a boolean mask over documents (filters)."""
+        return [(doc, score) for doc, score, _found in self.top_matched(query_tokens, k, allowed)]
+
+    def top_matched(
+        self, query_tokens: Sequence[str], k: int, allowed: np.ndarray | None = None
+    ) -> list[tuple[int, float, tuple[str, ...]]]:
+        """`top`, with the query terms each document contains (in query order), read
+        while scoring instead of looked up again."""
+        tokens = list(dict.fromkeys(query_tokens))
         ids, weights = self.term_ids(query_tokens)
         if len(ids) == 0 or k <= 0:
             return []
         if allowed is not None and np.count_nonzero(allowed) <= DIRECT_LIMIT:
             docs = np.flatnonzero(allowed)
-        elif self.idf[ids].min() <= 0:
-            # A floored idf can be negative in tiny corpora: no bound holds, score them all.
+        elif min(self.idf[ids].min(), self.built.idf[ids].min()) <= 0:
+            # A floored idf can be negative in tiny corpora (or in a small segment's own
+            # statistics, which its impacts may have been built with): no bound holds,
+            # score them all.
             docs = self.candidates(query_tokens)
             docs = docs if allowed is None else docs[allowed[docs]]
         else:
             docs = self._pruned(ids, weights, k, allowed)
-        scores, present = self.score_docs(docs, ids, weights)
-        return _best(docs[present > 0], scores[present > 0], k)
+        owner, terms, tf = self._query_terms_in(docs, ids)
+        scores, present = self._scored(docs, ids, weights, owner, terms, tf)
+        best = _best(docs[present > 0], scores[present > 0], k)
+        # term_ids keeps the known tokens in query order: `known` lines up with `ids`.
+        known = [t for t in tokens if self.vocabulary.find(t) is not None]
+        token_of = dict(zip(ids.tolist(), known))
+        best_docs = np.array([doc for doc, _score in best], dtype=np.int64)
+        entry_docs = docs[owner]
+        chosen = np.isin(entry_docs, best_docs)
+        found: dict[int, set[str]] = {}
+        for doc, term in zip(entry_docs[chosen].tolist(), terms[chosen].tolist()):
+            found.setdefault(doc, set()).add(token_of[term])
+        return [
+            (doc, score, tuple(t for t in known if t in found.get(doc, ())))
+            for doc, score in best
+        ]
 
     def score_docs(
         self, docs: np.ndarray, ids: np.ndarray, weights: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Exact float64 scores of the given documents and how many query terms each has,
-        read from their own term lists (all of them at once). Within a document the
-        impacts are added in term id order, the same for every document, so equal
-        documents get bit-for-bit equal scores."""
-        owner, terms, tf = self._query_terms_in(docs, ids)
+        """Exact float64 scores of the given documents and how many query terms each has.
+        Within a document the impacts are added in term id order, the same for every
+        document, so equal documents get bit-for-bit equal scores."""
+        return self._scored(docs, ids, weights, *self._query_terms_in(docs, ids))
+
+    def _scored(
+        self,
+        docs: np.ndarray,
+        ids: np.ndarray,
+        weights: np.ndarray,
+        owner: np.ndarray,
+        terms: np.ndarray,
+        tf: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
         order = np.argsort(ids)
         weight = weights[order][np.searchsorted(ids[order], terms)]
         impacts = weight * self._impacts(terms, docs[owner], tf)
@@ -255,7 +336,64 @@ class Bm25Index:
     def _query_terms_in(
         self, docs: np.ndarray, ids: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(which of `docs`, term id, frequency) for each query term a document contains."""
+        """(which of `docs`, term id, frequency) for each query term a document contains,
+        in term id order within each document. Reading the documents' rows costs their
+        length; searching the terms' postings, some numpy calls per term: few documents
+        are cheaper by rows."""
+        entries = len(docs) * len(self.doc_terms.cols) / max(self.doc_count, 1)
+        if entries <= ROW_ENTRIES_PER_TERM * len(ids):
+            return self._from_rows(docs, ids)
+        found = self._from_postings(docs, ids)
+        return found if found is not None else self._from_rows(docs, ids)
+
+    def _from_postings(
+        self, docs: np.ndarray, ids: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The same, by a binary search of each query term's postings for the documents:
+        a few probes per document, where reading their whole term lists costs a hundred
+        entries each. The frequency is read back from the stored float32 impact,
+
+            impact = idf * tf * (k1 + 1) / (tf + norm)  =>  tf = impact * norm / (idf * (k1 + 1) - impact)
+
+        with the statistics the impacts were built with. A float32 is within 2**-24 of
+        the exact impact, so for the frequencies of abstracts the quotient is within
+        1e-3 of a whole number; anything further off (a document repeating a word
+        thousands of times) and the rows are read instead. None then, or when an idf
+        the impacts were built with is not positive (no frequency can be read back)."""
+        terms = np.sort(ids)
+        built_idf = self.built.idf[terms] if len(terms) else terms
+        if len(terms) and built_idf.min() <= 0:
+            return None
+        p = self.params
+        norm = p.k1 * (1 - p.b + p.b * self.doc_lengths[docs] / self.built.avgdl)
+        owners, found_terms, frequencies = [], [], []
+        for term, idf in zip(terms.tolist(), built_idf.tolist()):
+            start, end = self.term_docs.bounds(term)
+            if end == start:
+                continue
+            postings = self.term_docs.cols[start:end]
+            where = np.minimum(np.searchsorted(postings, docs), end - start - 1)
+            hit = np.flatnonzero(postings[where] == docs)
+            impact = self.term_docs.values[start:end][where[hit]].astype(np.float64)
+            raw = impact * norm[hit] / (idf * (p.k1 + 1) - impact)
+            tf = np.rint(raw)
+            if len(tf) and np.abs(raw - tf).max() > 1e-3:
+                return None
+            owners.append(hit)
+            found_terms.append(np.full(len(hit), term, dtype=np.int64))
+            frequencies.append(tf)
+        if not owners:
+            empty = np.zeros(0, dtype=np.int64)
+            return empty, empty, empty
+        owner = np.concatenate(owners)
+        # In document order, and within a document in term id order (a stable sort of
+        # lists that are each in term order), as a row read gives them.
+        order = np.argsort(owner, kind="stable")
+        return owner[order], np.concatenate(found_terms)[order], np.concatenate(frequencies)[order]
+
+    def _from_rows(
+        self, docs: np.ndarray, ids: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         rows = self.doc_terms
         starts = rows.indptr[docs]
         lengths = rows.indptr[docs + 1] - starts
@@ -355,30 +493,37 @@ class Bm25Index:
             if self._worth_seeding(lengths, k)
             else 0.0
         )
-        highest = np.array([float(self._best_postings(t, 1)[1].max()) for t in ids]) * (1 + SLACK)
+        # The stored impacts times `scale` are within a factor `drift` of the true ones
+        # (1 when the index's statistics are the ones it was built with).
+        drift = self.drift
+        approx = weights * self.scale[ids]
+        highest = np.array([float(self._best_postings(t, 1)[1].max()) for t in ids])
+        highest *= (1 + SLACK) * drift
         left_out, budget = [], theta * LEAVE_OUT_SHARE
         for i in sorted(range(len(ids)), key=lambda i: -lengths[i]):
-            if weights[i] * highest[i] > budget:
+            if approx[i] * highest[i] > budget:
                 break
             left_out.append(i)
-            budget -= weights[i] * highest[i]
+            budget -= approx[i] * highest[i]
         partial = np.zeros(self.doc_count, dtype=np.float32)
         for i in (i for i in range(len(ids)) if i not in left_out):
             start, end = self.term_docs.bounds(ids[i])
             impacts = self.term_docs.values[start:end]
             partial[self.term_docs.cols[start:end]] += (
-                impacts if weights[i] == 1 else np.float32(weights[i]) * impacts
+                impacts if approx[i] == 1 else np.float32(approx[i]) * impacts
             )
-        reach = theta * (1 - SLACK) - sum(weights[i] * highest[i] for i in left_out)
+        reach = (theta * (1 - SLACK) - sum(approx[i] * highest[i] for i in left_out)) / drift
         docs = np.flatnonzero(partial >= reach) if reach > 0 else np.flatnonzero(partial > 0)
         if allowed is not None:
             docs = docs[allowed[docs]]
         approximate = partial[docs].astype(np.float64)
         for i in left_out:
-            approximate += weights[i] * self._impacts_in(docs, ids[i])
+            approximate += approx[i] * self._impacts_in(docs, ids[i])
         if len(docs) > k:
+            # Each approximate score is within `drift` of its exact one both ways, so
+            # the top k are within drift squared of the approximate k-th best.
             kth = np.partition(approximate, len(docs) - k)[len(docs) - k]
-            docs = docs[approximate >= kth * (1 - SLACK)]
+            docs = docs[approximate >= kth * (1 - SLACK) / drift**2]
         return docs
 
     def _worth_seeding(self, lengths: list[int], k: int) -> bool:

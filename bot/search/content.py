@@ -23,7 +23,7 @@ from bisect import bisect_left
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
@@ -244,10 +244,37 @@ class IndexContent:
     title_terms: SparseRows  # document -> ids of its title's plain terms
     filters: dict[str, FilterPostings]
     spelling: Spelling  # the words did-you-mean suggests
+    # BLAKE2b digests of the BM25 vocabulary (StringTable.keys): how the segments of an
+    # index add up their document frequencies. Made on first use, then stored.
+    term_keys: np.ndarray | None = None
 
     @property
     def doc_count(self) -> int:
         return len(self.paper_ids)
+
+    def keys(self) -> np.ndarray:
+        if self.term_keys is None:
+            self.term_keys = self.bm25.vocabulary.keys()
+        return self.term_keys
+
+    def with_bm25(self, bm25: Bm25Index) -> IndexContent:
+        return replace(self, bm25=bm25)
+
+    @classmethod
+    def merge(
+        cls,
+        parts: Sequence[tuple[IndexContent, np.ndarray | None]],
+        tokenizer: Tokenizer,
+        params: Bm25Params = Bm25Params(),
+    ) -> IndexContent:
+        """One segment of the live documents of several (content, live mask or None for
+        all); nothing is tokenised again."""
+        batches = [
+            c._as_batch() if live is None else c._as_batch().take(np.flatnonzero(live))
+            for c, live in parts
+        ]
+        batch = Batch.merge(batches) if batches else Batch.of([], tokenizer)
+        return cls._assemble(batch, params, tokenizer)
 
     @classmethod
     def build(
@@ -328,6 +355,7 @@ class IndexContent:
             **self.title_vocabulary.arrays("title_vocabulary"),
             **self.title_terms.arrays("title_terms"),
             **self.spelling.arrays(),
+            "vocabulary.keys": self.keys(),
         }
         for fld, postings in self.filters.items():
             arrays.update(postings.keys.arrays(f"filter.{fld}.keys"))
@@ -355,6 +383,7 @@ class IndexContent:
             SparseRows.from_arrays(arrays, "title_terms"),
             filters,
             Spelling.from_arrays(arrays),
+            arrays.get("vocabulary.keys"),
         )
 
 

@@ -3,12 +3,15 @@
 An index directory holds versions side by side and a pointer to the live one:
 
     CURRENT                     the live version's directory name, replaced atomically
-    lock                        held (flock) by the one process building a version
-    r12-3f9a...-8c1d/           meta.json and one .npy file per array
+    lock                        held (flock) by the one process making a version
+    merge.lock                  held by the one process merging segments
+    r12-3f9a...-8c1d/meta.json  a version: its revision and its segments, oldest first
+    segments/s5e0c.../          a segment (bot.search.segments): one .npy file per array
 
-A version is written into a temporary directory, renamed into place, and only then
-named in CURRENT (write + os.replace): a reader sees the old version or the new one,
-never a half-written one. Readers memory-map the arrays, so an old version deleted while
+A segment is written into a temporary directory and renamed into place; a version's
+meta.json likewise; only then is the version named in CURRENT (write + os.replace): a
+reader sees the old version or the new one, never a half-written one, and a crash
+mid-merge leaves the previous version whole. Readers memory-map the arrays, so an old version deleted while
 a process still serves it stays readable until that process lets go (POSIX unlink).
 """
 
@@ -35,7 +38,8 @@ from sqlalchemy.engine import make_url
 from bot.search.bm25 import Bm25Params
 from bot.search.tokens import Tokenizer
 
-FORMAT_VERSION = 2  # 2: filter values as written, did-you-mean words
+FORMAT_VERSION = 3  # 2: filter values as written, did-you-mean words; 3: segments
+SEGMENTS = "segments"  # the directory of segments, each one directory of arrays
 MMAP_FROM = 1 << 16  # bytes; smaller arrays are read into memory (and empty ones cannot be mapped)
 STALE_TEMP = 3600  # seconds after which a temp dir is a crashed build's leftover
 
@@ -75,29 +79,57 @@ class StoredVersion:
     meta: dict[str, Any]
 
     @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
     def revision(self) -> int:
         return int(self.meta["revision"])
 
+    @property
+    def segments(self) -> list[str]:
+        return list(self.meta.get("segments", []))
+
+    def load_segments(self) -> list[tuple[str, dict[str, np.ndarray]]]:
+        """(name, arrays) of each segment, oldest first."""
+        root = self.path.parent / SEGMENTS
+        return [(name, load_arrays(root / name)) for name in self.segments]
+
     def load(self) -> dict[str, np.ndarray]:
-        """Every array, memory-mapped where it is large enough to matter."""
-        arrays = {}
-        for name in self.meta["arrays"]:
-            file = self.path / f"{name}.npy"
-            mapped = file.stat().st_size >= MMAP_FROM
-            # asarray drops the memmap subclass, whose per-operation overhead shows in queries.
-            arrays[name] = np.asarray(np.load(file, mmap_mode="r" if mapped else None))
-        return arrays
+        """The arrays of a version of one segment."""
+        (only,) = self.segments
+        return load_arrays(self.path.parent / SEGMENTS / only)
+
+
+def load_arrays(directory: Path) -> dict[str, np.ndarray]:
+    """Every array, memory-mapped where it is large enough to matter."""
+    meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+    arrays = {}
+    for name in meta["arrays"]:
+        file = directory / f"{name}.npy"
+        mapped = file.stat().st_size >= MMAP_FROM
+        # asarray drops the memmap subclass, whose per-operation overhead shows in queries.
+        arrays[name] = np.asarray(np.load(file, mmap_mode="r" if mapped else None))
+    return arrays
 
 
 class IndexStore:
-    """The versions under one directory."""
+    """The versions and segments under one directory."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
 
-    def current(self) -> StoredVersion | None:
+    def current_name(self) -> str | None:
         try:
-            name = (self.root / "CURRENT").read_text(encoding="utf-8").strip()
+            return (self.root / "CURRENT").read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            return None
+
+    def current(self) -> StoredVersion | None:
+        name = self.current_name()
+        if name is None:
+            return None
+        try:
             meta = json.loads((self.root / name / "meta.json").read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
@@ -105,45 +137,99 @@ class IndexStore:
 
     @contextmanager
     def building(self) -> Iterator[None]:
-        """Held while a version is built, so processes that notice the same new revision
+        """Held while a version is made, so processes that notice the same new revision
         build it once: the others wait, then find it in CURRENT."""
+        with self._locked("lock", blocking=True):
+            yield
+
+    @contextmanager
+    def merging(self) -> Iterator[bool]:
+        """Held by the one process merging segments; yields False when another is."""
+        with self._locked("merge.lock", blocking=False) as held:
+            yield held
+
+    @contextmanager
+    def _locked(self, name: str, blocking: bool) -> Iterator[bool]:
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / "lock", "a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+        with open(self.root / name, "a+b") as handle:
             try:
-                yield
+                fcntl.flock(handle, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def save(self, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> StoredVersion:
+    def write_segment(self, arrays: Mapping[str, np.ndarray]) -> Path:
+        """The arrays in a new temporary directory; `save_version` puts it in place."""
         self.root.mkdir(parents=True, exist_ok=True)
-        name = f"r{meta['revision']}-{meta['fingerprint']}-{uuid.uuid4().hex[:8]}"
-        temp = self.root / f"tmp-{name}"
+        temp = self.root / f"tmp-seg-{uuid.uuid4().hex}"
         temp.mkdir()
         for key, array in arrays.items():
             np.save(temp / f"{key}.npy", np.ascontiguousarray(array))
-        full_meta = {**meta, "arrays": sorted(arrays), "written_at": time.time()}
+        meta = {"arrays": sorted(arrays), "written_at": time.time()}
+        (temp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        return temp
+
+    def save_version(
+        self, segments: list[str | Path], meta: Mapping[str, Any]
+    ) -> StoredVersion:
+        """A version made of these segments (names of stored ones, or directories from
+        `write_segment`), named in CURRENT. Call it holding `building`."""
+        (self.root / SEGMENTS).mkdir(parents=True, exist_ok=True)
+        names = []
+        for segment in segments:
+            if isinstance(segment, Path):
+                name = f"s{uuid.uuid4().hex[:16]}"
+                os.rename(segment, self.root / SEGMENTS / name)
+                segment = name
+            names.append(segment)
+        name = f"r{meta['revision']}-{meta['fingerprint']}-{uuid.uuid4().hex[:8]}"
+        temp = self.root / f"tmp-{name}"
+        temp.mkdir()
+        full_meta = {**meta, "segments": names, "written_at": time.time()}
         (temp / "meta.json").write_text(json.dumps(full_meta, indent=1), encoding="utf-8")
         os.rename(temp, self.root / name)
         pointer = self.root / f"CURRENT.{uuid.uuid4().hex[:8]}"
         pointer.write_text(name + "\n", encoding="utf-8")
         os.replace(pointer, self.root / "CURRENT")
-        self._prune(keep={name})
+        self._prune(keep=name)
         return StoredVersion(self.root / name, full_meta)
 
-    def _prune(self, keep: set[str]) -> None:
+    def save(self, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> StoredVersion:
+        """A version of one segment holding these arrays."""
+        with self.building():
+            return self.save_version([self.write_segment(arrays)], meta)
+
+    def _prune(self, keep: str) -> None:
         """Drop all but the live version and the one before it (a process that read the
-        old CURRENT a moment ago may still be opening it), and crashed builds' leftovers."""
+        old CURRENT a moment ago may still be opening it), the segments neither uses,
+        and crashed builds' leftovers."""
         versions = sorted(
             (
                 p
                 for p in self.root.iterdir()
-                if p.is_dir() and (p / "meta.json").exists() and p.name not in keep
+                if p.is_dir()
+                and (p / "meta.json").exists()
+                and p.name != keep
+                and not p.name.startswith("tmp-")  # being written (a merge's segment)
             ),
             key=lambda p: p.stat().st_mtime,
         )
         for old in versions[:-1]:
             shutil.rmtree(old, ignore_errors=True)
+        used: set[str] = set()
+        for name in [keep, *(v.name for v in versions[-1:])]:
+            try:
+                meta = json.loads((self.root / name / "meta.json").read_text(encoding="utf-8"))
+            except (FileNotFoundError, ValueError):
+                continue
+            used.update(meta.get("segments", []))
+        for segment in (self.root / SEGMENTS).iterdir():
+            if segment.name not in used:
+                shutil.rmtree(segment, ignore_errors=True)
         for temp in self.root.glob("tmp-*"):
             if time.time() - temp.stat().st_mtime > STALE_TEMP:
                 shutil.rmtree(temp, ignore_errors=True)

@@ -59,13 +59,21 @@ def seeding(request, monkeypatch) -> str:
     return request.param
 
 
+@pytest.fixture(params=["rows", "postings"])
+def reading(request, monkeypatch) -> str:
+    """Both ways of reading a candidate's frequencies: its own term row, and a binary
+    search of each query term's postings (frequencies read back from the impacts)."""
+    monkeypatch.setattr(bm25, "ROW_ENTRIES_PER_TERM", 10**9 if request.param == "rows" else 0)
+    return request.param
+
+
 def _expected_top(expected: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[int]:
     """rank-bm25 ranks every document; only those with a score are hits."""
     ranked = sorted(range(len(expected)), key=lambda d: (-expected[d], d))
     return [d for d in ranked if expected[d] > 0 and (allowed is None or allowed[d])][:k]
 
 
-def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seeding):
+def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seeding, reading):
     ours = engine
     reference = BM25Okapi(corpus_tokens)
     # The corpus must contain terms in more than half the documents, or the floor is untested.
@@ -82,7 +90,7 @@ def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seedin
 
 @pytest.mark.parametrize("direct_limit", [0, bm25.DIRECT_LIMIT])
 def test_top_k_with_filters_equals_rank_bm25(
-    corpus_tokens, engine, monkeypatch, direct_limit, seeding
+    corpus_tokens, engine, monkeypatch, direct_limit, seeding, reading
 ):
     """Both ways of ranking a filtered query: pruning with the mask (large filters) and
     scoring the allowed documents directly (selective ones); k from 1 to past the matches."""
@@ -116,6 +124,31 @@ def test_top_respects_the_allowed_mask_and_breaks_ties_by_document_order():
     allowed = np.array([False, True, True, True])
     assert [d for d, _ in index.top(["apple"], 5, allowed)] == [1, 3]
     assert index.top(["cherry"], 5) == []
+
+
+@pytest.mark.parametrize("repeats", [1, 40, 300, 5_000])
+def test_frequencies_read_back_from_impacts_are_exact(monkeypatch, repeats):
+    """A document that repeats a word hundreds of times still scores exactly; past what
+    a float32 impact can give back (thousands), the rows are read instead."""
+    monkeypatch.setattr(bm25, "ROW_ENTRIES_PER_TERM", 0)
+    rng = np.random.default_rng(2)
+    words = [f"w{i}" for i in range(300)]
+    docs = [list(rng.choice(words, size=int(rng.integers(5, 60)))) for _ in range(400)]
+    docs[17] += ["echo"] * repeats
+    docs[18] += ["echo", "w1"]
+    index, reference = Bm25Index.build(docs), BM25Okapi(docs)
+    for query in (["echo"], ["echo", "w1"], ["w2", "echo", "w3"]):
+        expected = reference.get_scores(query)
+        got = index.top(query, 5)
+        assert [d for d, _ in got] == _expected_top(expected, 5)
+        assert [s for _, s in got] == pytest.approx([expected[d] for d, _ in got], rel=1e-9)
+
+
+def test_top_matched_names_the_query_terms_each_document_has():
+    docs = [["graph", "neural"], ["graph"], ["neural", "net"]]
+    index = Bm25Index.build(docs)
+    found = {doc: terms for doc, _score, terms in index.top_matched(["neural", "graph", "x"], 3)}
+    assert found == {0: ("neural", "graph"), 1: ("graph",), 2: ("neural",)}
 
 
 def test_empty_corpus_has_no_hits():
