@@ -19,12 +19,32 @@ import numpy as np
 
 from bot.search.bm25 import Bm25Params
 from bot.search.content import IndexContent, IndexedPaper
-from bot.search.files import IndexStore
-from bot.search.service import Query, SearchIndex
+from bot.search.files import IndexStore, fingerprint
+from bot.search.service import Query, SearchService
 from bot.search.tokens import Tokenizer
 
 K = 10
 Search = Callable[[str], list[int]]
+
+
+class _NewPapers:
+    """A loader as bot.corpus.library.Library is one, of the papers added after the build
+    (revision 2): what the search service reads to add a segment."""
+
+    def __init__(self, papers: Iterable[IndexedPaper]):
+        self.new = list(papers)
+
+    def revision(self) -> int:
+        return 2 if self.new else 1
+
+    def identity(self) -> str:
+        return "bench"
+
+    def papers_changed(self, since: int) -> list[IndexedPaper]:
+        return self.new if since < 2 else []
+
+    def papers(self) -> list[IndexedPaper]:
+        raise AssertionError("the bench adds a segment, it never rebuilds")
 
 
 class PaperclubEngine:
@@ -33,21 +53,31 @@ class PaperclubEngine:
     def build(self, papers: Iterable[IndexedPaper], directory: Path) -> int:
         # The papers are streamed into the build, as from the database.
         content = IndexContent.build(papers, Tokenizer())
-        IndexStore(directory).save(
-            content.arrays(), {"revision": 1, "fingerprint": "bench", "papers": content.doc_count}
-        )
+        meta = {
+            "revision": 1,
+            "fingerprint": fingerprint(Tokenizer(), Bm25Params()),
+            "identity": "bench",
+            "stamp": None,
+            "papers": content.doc_count,
+        }
+        IndexStore(directory).save(content.arrays(), meta)
         return len(content.bm25.vocabulary)
 
     def load(self, directory: Path) -> Search:
-        stored = IndexStore(directory).current()
-        assert stored is not None, f"no index in {directory}"
-        index = SearchIndex(
-            stored.revision, Tokenizer(), IndexContent.from_arrays(stored.load(), Bm25Params())
-        )
+        index = SearchService(_NewPapers([]), index_dir=directory).current()
+        return lambda text: [hit.paper_id for hit in index.search(Query(text), K)]
+
+    def add(self, papers: Iterable[IndexedPaper], directory: Path) -> Search:
+        """A segment of the new papers, as the bot adds one after an import or `add`."""
+        service = SearchService(_NewPapers(papers), index_dir=directory)
+        index = service.current()
+        service.wait_for_merges()  # a merge, if one is due, runs after the papers are searchable
         return lambda text: [hit.paper_id for hit in index.search(Query(text), K)]
 
 
 class RankBm25Engine:
+    add = None  # no index to add to: BM25Okapi is made again from all the documents
+
     name = "rank-bm25"
 
     def build(self, papers: Iterable[IndexedPaper], directory: Path) -> int:
@@ -74,6 +104,8 @@ class RankBm25Engine:
 
 
 class Bm25sEngine:
+    add = None  # bm25s indexes a fixed corpus
+
     name = "bm25s"
 
     def build(self, papers: Iterable[IndexedPaper], directory: Path) -> int:
@@ -124,10 +156,23 @@ class TantivyEngine:
         writer.wait_merging_threads()
         return None  # tantivy-py does not tell its dictionary's size
 
-    def load(self, directory: Path) -> Search:
+    def add(self, papers: Iterable[IndexedPaper], directory: Path) -> Search:
         import tantivy
 
         index = tantivy.Index(_tantivy_schema(), path=str(directory))
+        writer = index.writer(heap_size=256_000_000, num_threads=2)
+        for paper in papers:
+            writer.add_document(tantivy.Document(id=paper.paper_id, body=paper.text))
+        writer.commit()
+        index.reload()
+        return self._searcher(index)
+
+    def load(self, directory: Path) -> Search:
+        import tantivy
+
+        return self._searcher(tantivy.Index(_tantivy_schema(), path=str(directory)))
+
+    def _searcher(self, index) -> Search:
         searcher = index.searcher()
 
         def search(text: str) -> list[int]:

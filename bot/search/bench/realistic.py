@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import IO
 
@@ -136,6 +137,13 @@ class RealisticCorpus:
                 if paper.paper_id > size:
                     return
                 yield paper
+
+    def papers_after(self, size: int, count: int) -> Iterator[IndexedPaper]:
+        """Papers size+1 to size+count, without making the first `size` again."""
+        for chunk in range(size // CHUNK, (size + count + CHUNK - 1) // CHUNK):
+            for paper in self._chunk(chunk):
+                if size < paper.paper_id <= size + count:
+                    yield paper
 
     def _chunk(self, chunk: int) -> list[IndexedPaper]:
         rng = np.random.default_rng([self.seed, chunk])
@@ -313,6 +321,12 @@ class CorpusChoice:
 
             return synthetic_papers(size, SeedPools.from_records(seed_records()), self.seed)
         return self._realistic().papers(size)
+
+    def papers_after(self, size: int, count: int) -> Iterator[IndexedPaper]:
+        """The `count` papers that follow the first `size` (a day's new papers)."""
+        if self.kind == "resampled":
+            return islice(self.papers(size + count), size, None)
+        return self._realistic().papers_after(size, count)
 
     def queries(self, count: int, among: int) -> list[str]:
         """`count` queries about the first `among` papers (present at every size)."""
