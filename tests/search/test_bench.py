@@ -63,6 +63,8 @@ def test_a_tiny_run_measures_each_engine_in_its_own_process(tmp_path):
     assert ours.engine == "paperclub" and ours.queries == 30
     assert ours.build_s > 0 and ours.load_s > 0 and 0 < ours.p50_ms <= ours.p99_ms
     assert ours.index_mb > 0 and ours.build_peak_mb > 20 and ours.serve_peak_mb > 20
+    # A day of papers was added and a search found the last of them (or the step raises).
+    assert ours.add_s is not None and ours.add_s > 0 and not ours.note
     assert reference.note == "skipped above 1k" and reference.p50_ms is None
     assert "paperclub" in table(results) and "skipped above 1k" in table(results)
     assert list(tmp_path.iterdir()) == []  # the indexes are removed after measuring
