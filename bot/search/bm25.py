@@ -61,6 +61,17 @@ class Bm25Params:
 
 
 @dataclass(frozen=True)
+class Matched:
+    """Which query terms a hit contains: a flag per known term of the query, in order."""
+
+    flags: np.ndarray
+    known: tuple[str, ...]
+
+    def terms(self) -> tuple[str, ...]:
+        return tuple(t for t, found in zip(self.known, self.flags.tolist()) if found)
+
+
+@dataclass(frozen=True)
 class Stats:
     """The corpus statistics a score depends on besides the document's own counts."""
 
@@ -267,7 +278,7 @@ class Bm25Index:
 
     def top_matched(
         self, query_tokens: Sequence[str], k: int, allowed: np.ndarray | None = None
-    ) -> list[tuple[int, float, tuple[str, ...]]]:
+    ) -> list[tuple[int, float, Matched]]:
         """`top`, with the query terms each document contains (in query order), read
         while scoring instead of looked up again."""
         tokens = list(dict.fromkeys(query_tokens))
@@ -288,18 +299,17 @@ class Bm25Index:
         scores, present = self._scored(docs, ids, weights, owner, terms, tf)
         best = _best(docs[present > 0], scores[present > 0], k)
         # term_ids keeps the known tokens in query order: `known` lines up with `ids`.
-        known = [t for t in tokens if self.vocabulary.find(t) is not None]
-        token_of = dict(zip(ids.tolist(), known))
+        known = tuple(t for t in tokens if self.vocabulary.find(t) is not None)
         best_docs = np.array([doc for doc, _score in best], dtype=np.int64)
-        entry_docs = docs[owner]
-        chosen = np.isin(entry_docs, best_docs)
-        found: dict[int, set[str]] = {}
-        for doc, term in zip(entry_docs[chosen].tolist(), terms[chosen].tolist()):
-            found.setdefault(doc, set()).add(token_of[term])
-        return [
-            (doc, score, tuple(t for t in known if t in found.get(doc, ())))
-            for doc, score in best
-        ]
+        # Which query terms each of the best documents has; their names are only
+        # spelled out for the hits a reply shows (Matched.terms).
+        order, by_id = np.argsort(best_docs), np.argsort(ids)
+        place = np.minimum(np.searchsorted(best_docs[order], docs[owner]), max(len(best) - 1, 0))
+        chosen = best_docs[order][place] == docs[owner] if len(best) else place < 0
+        column = by_id[np.searchsorted(ids, terms[chosen], sorter=by_id)]
+        found = np.zeros((len(best), len(ids)), dtype=bool)
+        found[order[place[chosen]], column] = True
+        return [(doc, score, Matched(row, known)) for (doc, score), row in zip(best, found)]
 
     def score_docs(
         self, docs: np.ndarray, ids: np.ndarray, weights: np.ndarray

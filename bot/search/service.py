@@ -23,7 +23,7 @@ import numpy as np
 from rapidfuzz.distance import OSA
 
 from bot.search.arrays import ranges
-from bot.search.bm25 import Bm25Index, Bm25Params
+from bot.search.bm25 import Bm25Index, Bm25Params, Matched
 from bot.search.content import (
     FILTER_FIELDS,
     IndexContent,
@@ -323,10 +323,10 @@ class SearchIndex:
 
     def _top(
         self, tokens: list[str], k: int, allowed: np.ndarray | None
-    ) -> list[tuple[int, float, tuple[str, ...]]]:
+    ) -> list[tuple[int, float, Matched]]:
         """The k best live (document, score, matched terms) of all segments; ties go to
         the lower paper id, as in one index of the papers in id order."""
-        ranked: list[tuple[int, float, tuple[str, ...]]] = []
+        ranked: list[tuple[int, float, Matched]] = []
         for part in self.parts:
             end = part.offset + part.doc_count
             mask = part.live
@@ -389,8 +389,10 @@ class SearchIndex:
         order = np.lexsort((terms, -impacts))[:limit]
         return [bm25.vocabulary[int(t)] for t in terms[order]]
 
-    def _hits(self, ranked: list[tuple[int, float, tuple[str, ...]]]) -> list[Hit]:
-        return [Hit(int(self.paper_ids[doc]), score, found) for doc, score, found in ranked]
+    def _hits(self, ranked: list[tuple[int, float, Matched]]) -> list[Hit]:
+        return [
+            Hit(int(self.paper_ids[doc]), score, found.terms()) for doc, score, found in ranked
+        ]
 
 
 class SearchService:

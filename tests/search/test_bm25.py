@@ -147,7 +147,7 @@ def test_frequencies_read_back_from_impacts_are_exact(monkeypatch, repeats):
 def test_top_matched_names_the_query_terms_each_document_has():
     docs = [["graph", "neural"], ["graph"], ["neural", "net"]]
     index = Bm25Index.build(docs)
-    found = {doc: terms for doc, _score, terms in index.top_matched(["neural", "graph", "x"], 3)}
+    found = {doc: m.terms() for doc, _score, m in index.top_matched(["neural", "graph", "x"], 3)}
     assert found == {0: ("neural", "graph"), 1: ("graph",), 2: ("neural",)}
 
 
