@@ -67,18 +67,45 @@ def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPP
     if len(words) <= width:
         return " ".join(words)
     found = [stems & tokenizer.word_terms(spoken(w)) if stems else set() for w in words]
-    best, best_rank = 0, (0, 0)
-    for start in range(len(words) - width + 1):
-        window = found[start : start + width]
-        rank = (len(set().union(*window)), sum(1 for f in window if f))
-        if rank > best_rank:
-            best, best_rank = start, rank
+    best = _best_window(found, width)
     # Start a couple of words early so the first match has some context, unless that
     # would push a match off the end of the window.
     if not any(found[best + width - 2 : best + width]):
         best = max(0, best - 2)
     text_window = " ".join(words[best : best + width])
     return ("… " if best else "") + text_window + (" …" if best + width < len(words) else "")
+
+
+def _best_window(found: list[set[str]], width: int) -> int:
+    """The first start of the window of `width` words ranked best by (distinct matched
+    terms, words with a match): one slide over the words, counting what enters and leaves
+    (most words match nothing and cost one test)."""
+    counts: dict[str, int] = {}
+    matching = 0
+
+    def enter(terms: set[str]) -> None:
+        for term in terms:
+            counts[term] = counts.get(term, 0) + 1
+
+    for terms in found[:width]:
+        if terms:
+            enter(terms)
+            matching += 1
+    best, best_rank = 0, (len(counts), matching)
+    for start in range(1, len(found) - width + 1):
+        leaving, entering = found[start - 1], found[start + width - 1]
+        if not leaving and not entering:
+            continue  # the same counts as the window before: not better
+        for term in leaving:
+            counts[term] -= 1
+            if not counts[term]:
+                del counts[term]
+        enter(entering)
+        matching += bool(entering) - bool(leaving)
+        rank = (len(counts), matching)
+        if rank > best_rank:
+            best, best_rank = start, rank
+    return best
 
 
 def card(

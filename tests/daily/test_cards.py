@@ -207,3 +207,26 @@ def test_show_lists_the_papers_sources_and_a_result_list_does_not():
         "arxiv: feed.atom:36 (arxiv)",
     ]
     assert card(paper(found=found), TOKENIZER).sources == []
+
+
+def test_the_best_window_is_the_one_a_scan_of_every_window_finds():
+    """The sliding count picks the same window as ranking each window from scratch."""
+    import random
+
+    from bot.daily.cards import _best_window
+
+    def scanned(found, width):
+        best, best_rank = 0, (0, 0)
+        for start in range(len(found) - width + 1):
+            window = found[start : start + width]
+            rank = (len(set().union(*window)), sum(1 for f in window if f))
+            if rank > best_rank:
+                best, best_rank = start, rank
+        return best
+
+    rng = random.Random(4)
+    for _ in range(500):
+        words = rng.randint(1, 80)
+        found = [set(rng.sample("abcde", rng.choice([0, 0, 0, 1, 2]))) for _ in range(words)]
+        width = rng.randint(1, words)
+        assert _best_window(found, width) == scanned(found, width)
