@@ -96,6 +96,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             rank_bm25_max,
             log=lambda line: print(line, file=sys.stderr),
             corpus=corpus,
+            whole=args.whole,
         )
     print(table(results))
     write_json(results, out / "bench.json", args.queries, corpus)
@@ -137,6 +138,12 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--rank-bm25-max", default="100k", help="largest corpus for rank-bm25 (default 100k)"
+    )
+    p.add_argument(
+        "--whole",
+        action="store_true",
+        help="also time paperclub as the bot runs it: `paperclub import` of each corpus "
+        "(SQLite database and index, its peak memory) and the whole `search` command with cards",
     )
     p.add_argument("--out", default="bench-results", help="directory for bench.json and bench.png")
     p.add_argument("--work-dir", help="where the indexes are built (default: the system temp dir)")

@@ -97,3 +97,13 @@ def test_the_command_writes_json_and_a_picture(tmp_path):
     assert data["results"][0]["p50_ms"] > 0 and data["results"][1]["note"] == "skipped above 500"
     assert (tmp_path / "out" / "bench.png").read_bytes().startswith(b"\x89PNG")
     assert "| engine" in result.stdout
+
+
+def test_whole_times_paperclub_import_and_the_bots_search_command(tmp_path):
+    (ours,) = run_bench(
+        [1_500], ["paperclub"], tmp_path, query_count=10, log=lambda _: None, whole=True
+    )
+    assert not ours.note, ours.note
+    assert ours.import_s > 0 and ours.import_peak_mb > 20
+    assert 0 < ours.command_p50_ms <= ours.command_p99_ms
+    assert "command p50 ms" in table([ours])

@@ -14,6 +14,8 @@ import os
 import platform
 import resource
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -45,6 +47,12 @@ class Measurement:
     queries: int = 0
     terms: int | None = None  # distinct terms in the engine's dictionary
     add_s: float | None = None  # ADDED new papers until a search finds them
+    # paperclub only, with `whole`: `paperclub import` of the corpus (database and
+    # index), and the bot's whole `search` command (BM25, cards from the database).
+    import_s: float | None = None
+    import_peak_mb: float | None = None
+    command_p50_ms: float | None = None
+    command_p99_ms: float | None = None
     note: str = ""
 
 
@@ -56,6 +64,7 @@ def run_bench(
     rank_bm25_max: int = 100_000,
     log: Callable[[str], None] = print,
     corpus: CorpusChoice | None = None,
+    whole: bool = False,
 ) -> list[Measurement]:
     corpus = corpus or CorpusChoice()
     queries = corpus.queries(query_count, among=min([*sizes, QUERIES_AMONG]))
@@ -77,6 +86,8 @@ def run_bench(
             shutil.rmtree(directory, ignore_errors=True)
             try:
                 _measure(measurement, directory, queries, log, corpus)
+                if whole and engine == "paperclub":
+                    _measure_whole(measurement, directory, queries, log, corpus)
             except Exception as problem:  # noqa: BLE001 - one engine failing must not end the run
                 measurement.note = f"failed: {type(problem).__name__}: {problem}"
                 log(f"{engine} {size_label(size)}: {measurement.note}")
@@ -117,6 +128,73 @@ def _measure(
         added = _in_child(_add_step, measurement.engine, measurement.size, directory, corpus)
         measurement.add_s = added["seconds"]
         log(f"{label}: {ADDED:,} papers added and found in {added['seconds']:.2f} s")
+
+
+def _measure_whole(
+    measurement: Measurement,
+    directory: Path,
+    queries: list[str],
+    log: Callable[[str], None],
+    corpus: CorpusChoice,
+) -> None:
+    """`paperclub import` of the corpus as JSON Lines into a new SQLite database, as an
+    operator runs it (its own process: database rows, then the index), and the bot's
+    whole `search` command over that database."""
+    label = f"paperclub {size_label(measurement.size)}"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    source = directory / "corpus.jsonl"
+    _in_child(_write_step, measurement.size, source, corpus)
+    database = f"sqlite:///{directory / 'bench.db'}"
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "adapters.cli", "--database-url", database, "import", str(source)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _pid, status, usage = os.wait4(child.pid, 0)
+    measurement.import_s = time.perf_counter() - started
+    measurement.import_peak_mb = usage.ru_maxrss / 1024
+    if status != 0:
+        raise RuntimeError(f"paperclub import failed: {child.stderr.read().decode()[-500:]}")
+    log(
+        f"{label}: paperclub import in {measurement.import_s:.1f} s, "
+        f"peak {measurement.import_peak_mb:.0f} MB"
+    )
+    command = _in_child(_command_step, database, queries)
+    measurement.command_p50_ms, measurement.command_p99_ms = command["p50_ms"], command["p99_ms"]
+    log(f"{label}: whole search command p50 {command['p50_ms']:.2f} ms, p99 {command['p99_ms']:.2f} ms")
+
+
+def _write_step(size: int, path: Path, corpus: CorpusChoice) -> dict[str, Any]:
+    from bot.search.bench.realistic import write_jsonl
+
+    with open(path, "w", encoding="utf-8") as out:
+        write_jsonl(corpus.papers(size), out)
+    return {}
+
+
+def _command_step(database: str, queries: list[str]) -> dict[str, Any]:
+    from bot.app import build_services
+    from bot.messages import ChannelRef, Incoming, UserRef
+
+    services = build_services(database)
+    core = services.core
+    where, member = ChannelRef("console", "bench", "search"), UserRef("console", "u", "U")
+    services.search.current()  # a running bot has its index loaded
+    latencies = []
+    for text in queries + queries:  # the first pass warms the caches, the second counts
+        started = time.perf_counter()
+        reply = core.handle(Incoming(where, member, f"search {text}"))
+        latencies.append((time.perf_counter() - started) * 1000)
+        if not reply.ok:
+            raise RuntimeError(f"search {text!r}: {reply.text}")
+    latencies = latencies[len(queries) :]
+    services.db.dispose()
+    return {
+        "p50_ms": float(np.percentile(latencies, 50)),
+        "p99_ms": float(np.percentile(latencies, 99)),
+    }
 
 
 def _in_child(step: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
@@ -217,6 +295,10 @@ COLUMNS = (
     ("p99_ms", "p99 ms", "{:.2f}"),
     ("terms", "terms", "{:,}"),
     ("add_s", f"add {ADDED // 1000}k s", "{:.2f}"),
+    ("import_s", "import s", "{:.1f}"),
+    ("import_peak_mb", "import peak MB", "{:.0f}"),
+    ("command_p50_ms", "command p50 ms", "{:.2f}"),
+    ("command_p99_ms", "command p99 ms", "{:.2f}"),
 )
 
 
