@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 from typing import Any
+from uuid import uuid4
 
 from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -15,6 +16,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def new_identity() -> str:
+    """A random id for one database's corpus (CorpusState.identity)."""
+    return uuid4().hex
 
 
 class Base(DeclarativeBase):
@@ -49,6 +55,9 @@ class Paper(Base):
     notes: Mapped[list[str]] = mapped_column(default=list)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # The corpus revision (CorpusState.revision) of the import that last added or changed
+    # the paper: an index asks for the papers changed since the revision it was built at.
+    changed_revision: Mapped[int] = mapped_column(default=0, server_default="0", index=True)
 
     external_ids: Mapped[list[PaperExternalId]] = relationship(
         back_populates="paper", cascade="all, delete-orphan", lazy="selectin"
@@ -131,6 +140,9 @@ class CorpusState(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     revision: Mapped[int] = mapped_column(default=0)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Random, made once per database (uuid4 hex): tells this database from a recreated
+    # one, whose revisions count from 0 again. NULL only until it is first asked for.
+    identity: Mapped[str | None] = mapped_column(String(32), default=new_identity)
 
 
 class Channel(Base):

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import func, select, tuple_, update
+from sqlalchemy import Table, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from bot.corpus import identifiers
@@ -39,10 +39,17 @@ from bot.corpus.records import (
 from bot.grammar import looks_like_number, number
 from bot.search.service import IndexedPaper
 from store import Database
-from store.models import CorpusState, Paper, PaperExternalId, PaperSource, utcnow
+from store.database import upsert_insert
+from store.models import CorpusState, Paper, PaperExternalId, PaperSource, new_identity, utcnow
 
 CHUNK = 500  # rows per IN (...) lookup; well under every database's parameter limit
-BATCH = 1_000  # new papers per flush: their inserts go to the database together
+# PostgreSQL takes 65,535 parameters: its lookups go in fewer, larger chunks (where it
+# scans a table for each, 500 values at a time cost ten times as much).
+PG_CHUNK = 5_000
+# New papers from which an import on PostgreSQL updates the tables' statistics (ANALYZE).
+ANALYZE_AFTER = 5_000
+# New papers per flush: their rows go to the database together, three INSERTs each time.
+BATCH = 5_000
 _FIELDS = ("abstract", "url", "track", "presentation", "award", "venue", "year")
 # The paper's columns the merge rule fills (bot.corpus.merge.merged).
 _SHOWN = ("title", "title_derived", "authors", *_FIELDS, "tags", "notes")
@@ -75,6 +82,16 @@ class _Incoming:
     (one source for a plain record; an exported paper's own sources)."""
 
     sources: dict[Place, RestoredSource]
+    # Each source's normalised title, and the ids, worked out once (an import asks for
+    # them often; absorbing another record forgets the ids).
+    keys: dict[Place, str] = field(default_factory=dict)
+    _pairs: list[Pair] | None = field(default=None, init=False, repr=False, compare=False)
+    _ids: dict[str, set[str]] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for place, restored in self.sources.items():
+            if place not in self.keys:
+                self.keys[place] = title_key(restored.record.title)
 
     @classmethod
     def of(cls, record: PaperRecord, collection: str, source: str, fmt: str) -> _Incoming:
@@ -85,24 +102,31 @@ class _Incoming:
         return [s.record for s in self.sources.values()]
 
     def id_pairs(self) -> list[Pair]:
-        return sorted({pair for record in self.records() for pair in record.external_ids.items()})
+        if self._pairs is None:
+            given = {pair for record in self.records() for pair in record.external_ids.items()}
+            self._pairs = sorted(given)
+        return self._pairs
 
     def ids(self) -> dict[str, set[str]]:
-        return _grouped(self.id_pairs())
+        if self._ids is None:
+            self._ids = _grouped(self.id_pairs())
+        return self._ids
 
     def title_keys(self) -> list[str]:
-        return sorted({title_key(record.title) for record in self.records()})
+        return sorted(set(self.keys.values()))
 
     def identity(self) -> list[Pair]:
         return [*self.id_pairs(), *(("title", key) for key in self.title_keys())]
 
     def absorb(self, other: _Incoming) -> None:
         """The same paper named again in the same file: one record per source."""
+        self._pairs = self._ids = None
         for place, restored in other.sources.items():
             if place in self.sources:
-                _merge_records(self.sources[place].record, restored.record)
+                _merge_records(self.sources[place].record, restored.record)  # its title stays
             else:
                 self.sources[place] = restored
+                self.keys[place] = other.keys[place]
 
 
 class _Titles:
@@ -169,6 +193,46 @@ class _Titles:
         return self.order[key][min(places)] if places else None
 
 
+class _Draft:
+    """A paper this import creates, not written yet: the same attributes as a Paper that
+    the merge reads and writes (its shown fields, sources and ids), without the ORM's
+    bookkeeping. Drafts are written together, a table at a time (_write_drafts): nearly
+    every paper of a large import is new, and its only change is being created.
+    Should a later paper of the import be the same paper, it merges into the draft just
+    as into a stored Paper (the functions below take either)."""
+
+    # updated_at: set as on a Paper when a later paper merges into the draft; the row
+    # written takes the moment it is written, which is later.
+    __slots__ = ("sources", "external_ids", "title_key", "updated_at", *_SHOWN)
+
+    def __init__(self) -> None:
+        self.sources: list[_DraftSource] = []
+        self.external_ids: list[_DraftId] = []
+        self.title_key = self.updated_at = None
+        for name in _SHOWN:
+            setattr(self, name, None)  # as a new Paper reads before anything is set
+
+
+class _DraftSource:
+    """A draft's PaperSource."""
+
+    __slots__ = ("collection", "fields", "format", "line", "source", "title_key")
+
+    def __init__(self, collection: str, source: str, **values: Any) -> None:
+        self.collection, self.source = collection, source
+        for name, value in values.items():
+            setattr(self, name, value)
+
+
+class _DraftId:
+    """A draft's PaperExternalId."""
+
+    __slots__ = ("scheme", "value")
+
+    def __init__(self, scheme: str, value: str) -> None:
+        self.scheme, self.value = scheme, value
+
+
 @dataclass
 class _Existing:
     """What the database already knows about the identities in one import.
@@ -180,41 +244,56 @@ class _Existing:
     by_external: dict[Pair, int] = field(default_factory=dict)
     titles: _Titles = field(default_factory=_Titles)
     unowned: set[Pair] = field(default_factory=set)  # ids known to belong to no paper
-    created: dict[int, Paper] = field(default_factory=dict)  # new papers not flushed yet
+    created: dict[int, _Draft] = field(default_factory=dict)  # new papers not written yet
     flushed: list[int] = field(default_factory=list)  # the ids of new papers, by -key - 1
+    changed: set[int] = field(default_factory=set)  # the keys of papers added or updated
+    # The stored papers the next papers of the import match, read ahead (_load_matched)
+    # and held here: the session itself keeps only the papers it has to write back.
+    loaded: list[Paper] = field(default_factory=list)
 
     def owners(self, session: Session, pairs: Iterable[Pair]) -> dict[Pair, int | None]:
         """The paper holding each id, or None; asks the database only for unknown ones."""
         pairs = list(dict.fromkeys(pairs))
         unknown = [p for p in pairs if p not in self.by_external and p not in self.unowned]
-        for start in range(0, len(unknown), CHUNK):
-            chunk = unknown[start : start + CHUNK]
-            rows = session.execute(
-                select(PaperExternalId.scheme, PaperExternalId.value, PaperExternalId.paper_id).where(
-                    tuple_(PaperExternalId.scheme, PaperExternalId.value).in_(chunk)
+        # Asked a scheme at a time (scheme = ? AND value IN (...)): both databases find
+        # those in the (scheme, value) index, where (scheme, value) IN ((?, ?), ...) made
+        # PostgreSQL check every row found against every pair asked.
+        size = _lookup_chunk(session)
+        for scheme, values in _grouped_in_order(unknown).items():
+            for start in range(0, len(values), size):
+                chunk = values[start : start + size]
+                rows = session.execute(
+                    select(PaperExternalId.value, PaperExternalId.paper_id).where(
+                        PaperExternalId.scheme == scheme, PaperExternalId.value.in_(chunk)
+                    )
                 )
-            )
-            self.by_external.update({(s, v): pid for s, v, pid in rows})
-            self.unowned.update(p for p in chunk if p not in self.by_external)
+                self.by_external.update({(scheme, value): pid for value, pid in rows})
+                held = self.by_external
+                self.unowned.update((scheme, v) for v in chunk if (scheme, v) not in held)
         return {pair: self.by_external.get(pair) for pair in pairs}
 
-    def new_key(self, paper: Paper) -> int:
+    def new_key(self, paper: _Draft) -> int:
         key = -(len(self.flushed) + len(self.created) + 1)
         self.created[key] = paper
         return key
 
-    def paper(self, session: Session, key: int) -> Paper:
+    def paper(self, session: Session, key: int) -> Paper | _Draft:
         if key in self.created:
             return self.created[key]
-        # A paper of this import flushed since (the session may have let it go), or a stored one.
+        # A paper of this import written since, or a stored one: the ORM's from here on.
         return session.get_one(Paper, self.flushed[-key - 1] if key < 0 else key)
 
     def flush(self, session: Session) -> None:
-        """Write the pending papers in one go (the database batches their inserts); only
-        their ids are kept, not the objects: an import can hold a million papers."""
+        """Write the pending changes to stored papers, then the drafts, in one go; only
+        the drafts' ids are kept, not the drafts: an import can hold a million papers.
+        The session goes first: an id a stored paper let go of may be a draft's now."""
         session.flush()
-        self.flushed.extend(paper.id for paper in self.created.values())  # keys in order
+        self.flushed.extend(_write_drafts(session, list(self.created.values())))  # keys in order
         self.created.clear()
+
+    def changed_ids(self) -> list[int]:
+        """The ids of the papers this import added or updated (once all are flushed)."""
+        return sorted(key if key > 0 else self.flushed[-key - 1] for key in self.changed)
 
 
 class Library:
@@ -271,20 +350,52 @@ class Library:
         with self.db.session() as session:
             existing = _load_existing(session, papers)
             for done, paper in enumerate(papers, 1):
+                if (done - 1) % CHUNK == 0:
+                    ahead = papers[done - 1 : done - 1 + CHUNK]
+                    existing.loaded = _load_matched(session, existing, ahead)
                 outcome = _store(session, existing, paper)
                 setattr(summary, outcome, getattr(summary, outcome) + 1)
                 if progress and (done % 200 == 0 or done == len(papers)):
                     progress(done, len(papers))
             existing.flush(session)
             if summary.added or summary.updated:
-                _bump_revision(session)
+                _mark_changed(session, existing.changed_ids(), _bump_revision(session))
+        if len(existing.flushed) >= ANALYZE_AFTER and self.db.engine.dialect.name == "postgresql":
+            self._analyze()
         return summary
+
+    def _analyze(self) -> None:
+        """Bring PostgreSQL's statistics on the corpus tables up to date, in a transaction
+        of its own. Tables that were empty, or much smaller, before a large import are
+        otherwise planned as such until autovacuum gets to them (a minute or more):
+        the next import's lookups ran as table scans, a hundred times as long."""
+        tables = (Paper.__table__, PaperSource.__table__, PaperExternalId.__table__)
+        quote = self.db.engine.dialect.identifier_preparer.quote
+        with self.db.session() as session:
+            session.execute(text(f"ANALYZE {', '.join(quote(table.name) for table in tables)}"))
 
     # --- reading ------------------------------------------------------------------
 
     def revision(self) -> int:
         with self.db.session() as session:
             return session.scalar(select(CorpusState.revision).where(CorpusState.id == 1)) or 0
+
+    def identity(self) -> str:
+        """This database's random id (made on first use where missing): unlike revisions,
+        which a recreated database counts from 0 again, it is never the same twice."""
+        with self.db.session() as session:
+            found = session.scalar(select(CorpusState.identity).where(CorpusState.id == 1))
+        if found:
+            return found
+        with self.db.session() as session:
+            _ensure_state(session)
+            # Only where still missing: of two processes asking at once, one writes it.
+            session.execute(
+                update(CorpusState)
+                .where(CorpusState.id == 1, CorpusState.identity.is_(None))
+                .values(identity=new_identity())
+            )
+            return session.scalar(select(CorpusState.identity).where(CorpusState.id == 1))
 
     def stamp(self) -> str:
         """The revision and the moment it was reached: unlike the bare number, this tells
@@ -300,27 +411,67 @@ class Library:
 
     def papers(self) -> Iterator[IndexedPaper]:
         """Every paper in id order, as the search index wants it."""
-        for paper in self.iter_papers():
-            yield IndexedPaper(
-                paper_id=paper.id,
-                title=paper.title,
-                text=searchable_text(paper),
-                authors=paper.authors,
-                track=paper.track,
-                award=paper.award,
-                collections=paper.collections,
-                tags=paper.tags,
-            )
+        return self._indexed()
+
+    def papers_changed(self, since: int) -> Iterator[IndexedPaper]:
+        """The papers added or changed by the imports after revision `since`, in id order,
+        as `papers` gives them: `papers_changed(0)` is every paper, and
+        `papers_changed(self.revision())` none (until the next import)."""
+        return self._indexed(Paper.changed_revision > since)
+
+    def changed_count(self, since: int) -> int:
+        """How many papers `papers_changed(since)` yields (counted on the index)."""
+        with self.db.session() as session:
+            return session.scalar(select(func.count()).where(Paper.changed_revision > since)) or 0
 
     def iter_papers(self) -> Iterator[Paper]:
+        return self._paged()
+
+    def _paged(self, *conditions: Any) -> Iterator[Paper]:
+        """The papers meeting `conditions` in id order, CHUNK at a time, each chunk read in
+        a short transaction of its own (keyset pagination on the id)."""
         last = 0
         while True:
             with self.db.session() as session:
-                chunk = session.scalars(select(Paper).where(Paper.id > last).order_by(Paper.id).limit(CHUNK)).all()
+                query = select(Paper).where(Paper.id > last, *conditions).order_by(Paper.id).limit(CHUNK)
+                chunk = session.scalars(query).all()
             if not chunk:
                 return
             yield from chunk
             last = chunk[-1].id
+
+    def _indexed(self, *conditions: Any) -> Iterator[IndexedPaper]:
+        """What `indexed_paper` makes of the papers `_paged` reads, read as plain rows: the
+        columns the index wants and each paper's collections, two queries a chunk, rather
+        than Paper objects with their sources' fields (an abstract each) and ids."""
+        papers, sources = Paper.__table__, PaperSource.__table__
+        names = ("id", "title", "abstract", "notes", "authors", "track", "award", "tags")
+        columns = [papers.c[name] for name in names]
+        last = 0
+        while True:
+            with self.db.session() as session:
+                query = select(*columns).where(papers.c.id > last, *conditions)
+                rows = session.execute(query.order_by(papers.c.id).limit(CHUNK)).all()
+                if not rows:
+                    return
+                ids = [row.id for row in rows]
+                held: dict[int, set[str]] = {}
+                query = select(sources.c.paper_id, sources.c.collection).distinct()
+                query = query.where(sources.c.paper_id.in_(ids))
+                for paper_id, collection in session.execute(query):
+                    held.setdefault(paper_id, set()).add(collection)
+            for row in rows:
+                yield IndexedPaper(
+                    paper_id=row.id,
+                    title=row.title,
+                    text="\n".join([row.title, row.abstract, *row.notes]),  # as searchable_text
+                    authors=row.authors,
+                    track=row.track,
+                    award=row.award,
+                    collections=sorted(held.get(row.id, ())),  # as Paper.collections
+                    tags=row.tags,
+                )
+            last = ids[-1]
 
     def get_many(self, paper_ids: Iterable[int]) -> dict[int, Paper]:
         ids = list(paper_ids)
@@ -395,6 +546,20 @@ def _normalise_and_check(record: PaperRecord, path: str) -> None:
             check_name(what, value, limit, path, "shorten it", line=record.line)
 
 
+def indexed_paper(paper: Paper) -> IndexedPaper:
+    """A stored paper as the search index takes it."""
+    return IndexedPaper(
+        paper_id=paper.id,
+        title=paper.title,
+        text=searchable_text(paper),
+        authors=paper.authors,
+        track=paper.track,
+        award=paper.award,
+        collections=paper.collections,
+        tags=paper.tags,
+    )
+
+
 def searchable_text(paper: Paper) -> str:
     """Title, abstract and reviewer notes: what BM25 sees of a paper."""
     return "\n".join([paper.title, paper.abstract, *paper.notes])
@@ -454,13 +619,14 @@ def _incoming(records: list[PaperRecord], collection: str, source: str, fmt: str
     seen: dict[Pair, _Incoming] = {}
     for record in records:
         here = _Incoming.of(record, collection, source, fmt)
-        first = next((seen[key] for key in here.identity() if key in seen), None)
+        identity = here.identity()  # absorbing `here` changes the other paper's, not its
+        first = next((seen[key] for key in identity if key in seen), None)
         if first is None or _conflicting(first.ids(), here.ids()):
             papers.append(here)
             first = here
         else:
             first.absorb(here)
-        for key in here.identity():
+        for key in identity:
             seen.setdefault(key, first)
     return papers
 
@@ -473,6 +639,13 @@ def _grouped(pairs: Iterable[Pair]) -> dict[str, set[str]]:
     ids: dict[str, set[str]] = {}
     for scheme, value in pairs:
         ids.setdefault(scheme, set()).add(value)
+    return ids
+
+
+def _grouped_in_order(pairs: Iterable[Pair]) -> dict[str, list[str]]:
+    ids: dict[str, list[str]] = {}
+    for scheme, value in pairs:
+        ids.setdefault(scheme, []).append(value)
     return ids
 
 
@@ -500,20 +673,21 @@ def _load_existing(session: Session, papers: list[_Incoming]) -> _Existing:
     existing.owners(session, [pair for paper in papers for pair in paper.id_pairs()])
     by_title: dict[str, list[int]] = {}
     keys = list({key for paper in papers for key in paper.title_keys()})
-    for start in range(0, len(keys), CHUNK):
+    size = _lookup_chunk(session)
+    for start in range(0, len(keys), size):
         rows = session.execute(
             select(PaperSource.title_key, PaperSource.paper_id)
-            .where(PaperSource.title_key.in_(keys[start : start + CHUNK]))
+            .where(PaperSource.title_key.in_(keys[start : start + size]))
             .distinct()
         )
         for key, pid in rows:
             by_title.setdefault(key, []).append(pid)
     candidates = sorted({pid for pids in by_title.values() for pid in pids})
     schemes: dict[int, set[str]] = {}
-    for start in range(0, len(candidates), CHUNK):
+    for start in range(0, len(candidates), size):
         rows = session.execute(
             select(PaperExternalId.paper_id, PaperExternalId.scheme)
-            .where(PaperExternalId.paper_id.in_(candidates[start : start + CHUNK]))
+            .where(PaperExternalId.paper_id.in_(candidates[start : start + size]))
             .distinct()
         )
         for pid, scheme in rows:
@@ -524,6 +698,20 @@ def _load_existing(session: Session, papers: list[_Incoming]) -> _Existing:
         for pid in sorted(pids):  # the oldest paper first, whatever order the database returns
             existing.titles.add(key, pid)
     return existing
+
+
+def _load_matched(session: Session, existing: _Existing, papers: list[_Incoming]) -> list[Paper]:
+    """The stored papers these incoming ones match as things stand, read in one query
+    (and one for their sources, one for their ids) rather than one each by
+    _Existing.paper: the session's identity map has them at hand. A match that changes
+    meanwhile (a paper before it in the import took its id) is read when asked for."""
+    keys = {_match(existing, paper) for paper in papers} - {None, *existing.created}
+    ids = [key if key > 0 else existing.flushed[-key - 1] for key in keys]
+    return list(session.scalars(select(Paper).where(Paper.id.in_(ids)))) if ids else []
+
+
+def _lookup_chunk(session: Session) -> int:
+    return PG_CHUNK if session.get_bind().dialect.name == "postgresql" else CHUNK
 
 
 def _match(existing: _Existing, paper: _Incoming) -> int | None:
@@ -552,12 +740,12 @@ def _remember(existing: _Existing, key: int, paper: Paper) -> None:
 def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
     """Store one paper's sources; "added", "updated" or "unchanged"."""
     key = _match(existing, incoming)
-    paper = Paper() if key is None else existing.paper(session, key)
+    paper = _Draft() if key is None else existing.paper(session, key)
     if key is not None and _already_stored(paper, incoming):
         return "unchanged"  # the usual re-import: nothing to merge again
     before = None if key is None else _snapshot(paper)
-    for restored in incoming.sources.values():
-        _put_source(paper, restored)
+    for place, restored in incoming.sources.items():
+        _put_source(paper, restored, incoming.keys[place])
     _show_merged(paper)
     if key is None:
         key = existing.new_key(paper)
@@ -566,7 +754,9 @@ def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
         if _snapshot(paper) == before:
             return "unchanged"
         paper.updated_at = utcnow()
-    session.add(paper)
+    if isinstance(paper, Paper):
+        session.add(paper)
+    existing.changed.add(key)
     if released or len(existing.created) >= BATCH:
         # An id a paper lets go of may be taken by the next one: its row must be gone
         # first (one flush could insert the new row before deleting the old).
@@ -585,33 +775,39 @@ def _already_stored(paper: Paper, incoming: _Incoming) -> bool:
     return True
 
 
-def _put_source(paper: Paper, restored: RestoredSource) -> None:
-    """Add the source, or replace what it said before (a file imported again)."""
+def _put_source(paper: Paper | _Draft, restored: RestoredSource, key: str) -> None:
+    """Add the source, or replace what it said before (a file imported again); `key` is
+    its title's title_key."""
     values = {
         "line": restored.line,
         "format": restored.format,
-        "title_key": title_key(restored.record.title),
+        "title_key": key,
         "fields": source_fields(restored.record),
     }
     place = (restored.collection, restored.source)
     row = next((s for s in paper.sources if (s.collection, s.source) == place), None)
     if row is None:
-        paper.sources.append(PaperSource(collection=restored.collection, source=restored.source, **values))
+        make = _DraftSource if isinstance(paper, _Draft) else PaperSource
+        paper.sources.append(make(collection=restored.collection, source=restored.source, **values))
         return
     for name, value in values.items():
         if getattr(row, name) != value:
             setattr(row, name, value)
 
 
-def _show_merged(paper: Paper) -> None:
+def _show_merged(paper: Paper | _Draft) -> None:
     values = merged(((s.collection, s.source, s.line), s.fields) for s in paper.sources)
-    values["title_key"] = title_key(values["title"])
+    shown = None
+    if isinstance(paper, _Draft):  # its title is one of its sources', keyed by this import
+        title = values["title"]
+        shown = next((s.title_key for s in paper.sources if s.fields["title"] == title), None)
+    values["title_key"] = title_key(values["title"]) if shown is None else shown
     for name, value in values.items():
         if getattr(paper, name) != value:  # an equal value is not written back
             setattr(paper, name, value)
 
 
-def _hold_ids(session: Session, existing: _Existing, paper: Paper, key: int) -> bool:
+def _hold_ids(session: Session, existing: _Existing, paper: Paper | _Draft, key: int) -> bool:
     """The paper holds every id its sources give, but those another paper holds already;
     True when it let go of one."""
     given = [pair for s in _in_merge_order(paper.sources) for pair in s.fields["external_ids"].items()]
@@ -625,10 +821,109 @@ def _hold_ids(session: Session, existing: _Existing, paper: Paper, key: int) -> 
             existing.unowned.add((row.scheme, row.value))
             released = True
     held = {(x.scheme, x.value) for x in paper.external_ids}
+    make = _DraftId if isinstance(paper, _Draft) else PaperExternalId
     for scheme, value in wanted:
         if (scheme, value) not in held:
-            paper.external_ids.append(PaperExternalId(scheme=scheme, value=value))
+            paper.external_ids.append(make(scheme=scheme, value=value))
     return released
+
+
+def _write_drafts(session: Session, drafts: list[_Draft]) -> list[int]:
+    """Insert the drafts, their sources and their ids, each table's rows in one go (no
+    ORM objects to make, track and flush); the papers' new ids, in the drafts' order.
+
+    Each paper's row holds what a new Paper's would: every shown field as the merge set
+    it, created_at and updated_at the moment of writing (after any merge into the draft:
+    its updated_at is not older), changed_revision its default (0) until the import
+    stamps it with its revision (_mark_changed)."""
+    if not drafts:
+        return []
+    now = utcnow()
+    rows = [[*(getattr(d, name) for name in _SHOWN), d.title_key, now, now] for d in drafts]
+    ids = _insert_papers(session, rows)
+    pairs = list(zip(ids, drafts, strict=True))
+    _bulk_insert(
+        session,
+        PaperSource.__table__,
+        ("paper_id", "collection", "source", "line", "format", "title_key", "fields"),
+        [
+            (pid, s.collection, s.source, s.line, s.format, s.title_key, s.fields)
+            for pid, draft in pairs
+            for s in draft.sources
+        ],
+    )
+    _bulk_insert(
+        session,
+        PaperExternalId.__table__,
+        ("paper_id", "scheme", "value"),
+        [(pid, x.scheme, x.value) for pid, draft in pairs for x in draft.external_ids],
+    )
+    return ids
+
+
+_PAPER_COLUMNS = (*_SHOWN, "title_key", "created_at", "updated_at")  # as _write_drafts lists them
+
+
+def _insert_papers(session: Session, rows: list[list[Any]]) -> list[int]:
+    """Insert papers' rows (values in _PAPER_COLUMNS order); their ids, which are those
+    the database gives rows inserted one by one in this order.
+
+    The ids are given explicitly, so that the rows go in together rather than by one
+    INSERT ... RETURNING each (SQLite does not promise RETURNING's order, so SQLAlchemy
+    sends those one row at a time). PostgreSQL: the next values of the papers' id
+    sequence, which no concurrent import can take too. SQLite gives a new row the largest
+    id plus one; once this transaction has written a row no one else writes before it
+    ends, so the first row goes in alone and the next ids count on from its id."""
+    papers = Paper.__table__
+    if session.get_bind().dialect.name == "postgresql":
+        sequence = func.pg_get_serial_sequence(papers.name, papers.c.id.name)
+        numbers = select(func.nextval(sequence)).select_from(func.generate_series(1, len(rows)))
+        ids = sorted(session.scalars(numbers))
+        rest = 0
+    else:
+        inserted = session.execute(insert(papers), dict(zip(_PAPER_COLUMNS, rows[0])))
+        first = inserted.inserted_primary_key[0]  # by RETURNING, or the cursor's lastrowid
+        ids = list(range(first, first + len(rows)))
+        rest = 1
+    numbered = [[paper_id, *row] for paper_id, row in zip(ids[rest:], rows[rest:], strict=True)]
+    _bulk_insert(session, papers, ("id", *_PAPER_COLUMNS), numbered)
+    return ids
+
+
+def _bulk_insert(
+    session: Session, table: Table, columns: Sequence[str], rows: list[Sequence[Any]]
+) -> None:
+    """Insert rows (values in `columns` order) as SQLAlchemy's INSERT would store them,
+    without its work per row: each value goes through its column type's bind processor
+    (JSON, dates), then the rows go to the driver together, by COPY on PostgreSQL and
+    one executemany on SQLite. Columns left out take their defaults."""
+    if not rows:
+        return
+    connection = session.connection()
+    dialect = connection.dialect
+    types = [table.c[name].type.dialect_impl(dialect) for name in columns]
+    processors = [
+        (place, processor)
+        for place, type_ in enumerate(types)
+        if (processor := type_.bind_processor(dialect)) is not None
+    ]
+    if processors:
+        rows = [list(row) for row in rows]
+        for row in rows:
+            for place, processor in processors:
+                row[place] = processor(row[place])
+    quote = dialect.identifier_preparer.quote
+    into = f"{quote(table.name)} ({', '.join(quote(name) for name in columns)})"
+    if dialect.name == "postgresql":
+        with (
+            connection.connection.cursor() as cursor,
+            cursor.copy(f"COPY {into} FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+    else:
+        marks = ", ".join("?" * len(columns))
+        connection.exec_driver_sql(f"INSERT INTO {into} VALUES ({marks})", list(map(tuple, rows)))
 
 
 def _snapshot(paper: Paper) -> str:
@@ -645,8 +940,34 @@ def _snapshot(paper: Paper) -> str:
     )
 
 
-def _bump_revision(session: Session) -> None:
-    # An atomic increment: concurrent imports each move the revision, none is lost.
-    session.execute(
-        update(CorpusState).where(CorpusState.id == 1).values(revision=CorpusState.revision + 1, updated_at=utcnow())
+def _bump_revision(session: Session) -> int:
+    """Move the corpus to its next revision and return it.
+
+    An atomic increment: concurrent imports each move the revision, none is lost. The
+    UPDATE write-locks the row until this transaction ends, so the value read back
+    after it is this import's own: a concurrent import waits, then counts on from it.
+    """
+    bump = (
+        update(CorpusState)
+        .where(CorpusState.id == 1)
+        .values(revision=CorpusState.revision + 1, updated_at=utcnow())
     )
+    if session.execute(bump).rowcount == 0:  # no row (the migrations make it): make it
+        _ensure_state(session)
+        session.execute(bump)
+    return session.scalar(select(CorpusState.revision).where(CorpusState.id == 1))
+
+
+def _ensure_state(session: Session) -> None:
+    """The corpus_state row, at revision 0 with an identity, unless it exists."""
+    row = {"id": 1, "revision": 0, "updated_at": utcnow(), "identity": new_identity()}
+    session.execute(upsert_insert(session, CorpusState).values(row).on_conflict_do_nothing(index_elements=["id"]))
+
+
+def _mark_changed(session: Session, paper_ids: list[int], revision: int) -> None:
+    """Stamp the papers an import added or updated with the revision it moved the corpus
+    to: one UPDATE per CHUNK ids, not one per paper."""
+    papers = Paper.__table__  # Core: no session objects to look up and refresh
+    for start in range(0, len(paper_ids), CHUNK):
+        chunk = paper_ids[start : start + CHUNK]
+        session.execute(update(papers).where(papers.c.id.in_(chunk)).values(changed_revision=revision))
