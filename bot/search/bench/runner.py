@@ -189,8 +189,11 @@ def _command_step(database: str, queries: list[str]) -> dict[str, Any]:
         latencies.append((time.perf_counter() - started) * 1000)
         if not reply.ok:
             raise RuntimeError(f"search {text!r}: {reply.text}")
-    latencies = latencies[len(queries) :]
     services.db.dispose()
+    return _percentiles(latencies[len(queries) :])
+
+
+def _percentiles(latencies: list[float]) -> dict[str, float]:
     return {
         "p50_ms": float(np.percentile(latencies, 50)),
         "p99_ms": float(np.percentile(latencies, 99)),
@@ -232,12 +235,7 @@ def _serve_step(engine: str, directory: Path, queries: list[str]) -> dict[str, A
         started = time.perf_counter()
         search(text)
         latencies.append((time.perf_counter() - started) * 1000)
-    return {
-        "load_s": load_s,
-        "p50_ms": float(np.percentile(latencies, 50)),
-        "p99_ms": float(np.percentile(latencies, 99)),
-        "peak_mb": _peak_mb(),
-    }
+    return {"load_s": load_s, **_percentiles(latencies), "peak_mb": _peak_mb()}
 
 
 def _peak_mb() -> float:
