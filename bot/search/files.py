@@ -90,15 +90,14 @@ class StoredVersion:
     def segments(self) -> list[str]:
         return list(self.meta.get("segments", []))
 
-    def load_segments(self) -> list[tuple[str, dict[str, np.ndarray]]]:
-        """(name, arrays) of each segment, oldest first."""
-        root = self.path.parent / SEGMENTS
-        return [(name, load_arrays(root / name)) for name in self.segments]
+    def segment_arrays(self, name: str) -> dict[str, np.ndarray]:
+        """The arrays of one of its segments."""
+        return load_arrays(self.path.parent / SEGMENTS / name)
 
     def load(self) -> dict[str, np.ndarray]:
         """The arrays of a version of one segment."""
         (only,) = self.segments
-        return load_arrays(self.path.parent / SEGMENTS / only)
+        return self.segment_arrays(only)
 
 
 def load_arrays(directory: Path) -> dict[str, np.ndarray]:

@@ -102,6 +102,16 @@ def global_stats(
     return [Stats(per_term[bounds[i] : bounds[i + 1]], avgdl) for i in range(len(contents))]
 
 
+def joined(
+    older: Sequence[IndexContent], new: IndexContent, params: Bm25Params
+) -> IndexContent:
+    """`new`, about to follow the `older` segments, with its impacts recomputed from the
+    global statistics of them all: exact for the index it joins when it is written."""
+    contents = [*older, new]
+    stats = global_stats(contents, live_masks(contents), params)[-1]
+    return new.with_bm25(new.bm25.reimpacted(stats))
+
+
 def _floored_idf(df: np.ndarray, doc_count: int, epsilon: float) -> np.ndarray:
     """BM25Okapi's idf over the terms some live document holds (a term whose documents
     are all deleted is not in the vocabulary, and does not count in the mean)."""

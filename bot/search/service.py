@@ -32,14 +32,12 @@ from bot.search.content import (
     plain_terms,
 )
 from bot.search.files import (
-    SEGMENTS,
     IndexStore,
     StoredVersion,
     default_index_dir,
     fingerprint,
-    load_arrays,
 )
-from bot.search.segments import Part, global_stats, live_masks, merge_plan
+from bot.search.segments import Part, global_stats, joined, live_masks, merge_plan
 from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
 
@@ -520,9 +518,7 @@ class SearchService:
             self.loader.papers_changed(base.revision), self.tokenizer, self.params
         )
         if content.doc_count:
-            contents = [c for _name, c in named] + [content]
-            stats = global_stats(contents, live_masks(contents), self.params)[-1]
-            named.append(("", content.with_bm25(content.bm25.reimpacted(stats))))
+            named.append(("", joined([c for _name, c in named], content, self.params)))
         log.info(
             "search index: a segment of %d changed papers after revision %d in %.2f s",
             content.doc_count,
@@ -575,12 +571,11 @@ class SearchService:
     def _open(self, stored: StoredVersion) -> SearchIndex:
         """The stored version, reusing the segments this process has open already."""
         have = {p.name: p.content for p in self._index.parts} if self._index else {}
-        root = self.store.root / SEGMENTS if self.store else None
         named = []
         for name in stored.segments:
             content = have.get(name)
-            if content is None and root is not None:
-                content = IndexContent.from_arrays(load_arrays(root / name), self.params)
+            if content is None:
+                content = IndexContent.from_arrays(stored.segment_arrays(name), self.params)
             named.append((name, content))
         return SearchIndex(stored.revision, self.tokenizer, named, self.params, stored.name)
 
@@ -617,9 +612,7 @@ class SearchService:
         merged = IndexContent.merge([(p.content, p.live) for p in run], self.tokenizer, self.params)
         if not merged.doc_count:
             return None
-        contents = [p.content for p in index.parts[:start]] + [merged]
-        stats = global_stats(contents, live_masks(contents), self.params)[-1]
-        return merged.with_bm25(merged.bm25.reimpacted(stats))
+        return joined([p.content for p in index.parts[:start]], merged, self.params)
 
     def _merge_soon(self) -> None:
         index = self._index
