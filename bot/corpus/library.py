@@ -441,7 +441,7 @@ class Library:
             last = chunk[-1].id
 
     def _indexed(self, *conditions: Any) -> Iterator[IndexedPaper]:
-        """What `indexed_paper` makes of the papers `_paged` reads, read as plain rows: the
+        """The papers as the search index takes them, read as plain rows: the
         columns the index wants and each paper's collections, two queries a chunk, rather
         than Paper objects with their sources' fields (an abstract each) and ids."""
         papers, sources = Paper.__table__, PaperSource.__table__
@@ -464,7 +464,7 @@ class Library:
                 yield IndexedPaper(
                     paper_id=row.id,
                     title=row.title,
-                    text="\n".join([row.title, row.abstract, *row.notes]),  # as searchable_text
+                    text=searchable_text(row),
                     authors=row.authors,
                     track=row.track,
                     award=row.award,
@@ -546,22 +546,9 @@ def _normalise_and_check(record: PaperRecord, path: str) -> None:
             check_name(what, value, limit, path, "shorten it", line=record.line)
 
 
-def indexed_paper(paper: Paper) -> IndexedPaper:
-    """A stored paper as the search index takes it."""
-    return IndexedPaper(
-        paper_id=paper.id,
-        title=paper.title,
-        text=searchable_text(paper),
-        authors=paper.authors,
-        track=paper.track,
-        award=paper.award,
-        collections=paper.collections,
-        tags=paper.tags,
-    )
-
-
-def searchable_text(paper: Paper) -> str:
-    """Title, abstract and reviewer notes: what BM25 sees of a paper."""
+def searchable_text(paper: Any) -> str:
+    """Title, abstract and reviewer notes: what BM25 sees of a paper (a Paper, or a row
+    of those columns)."""
     return "\n".join([paper.title, paper.abstract, *paper.notes])
 
 
