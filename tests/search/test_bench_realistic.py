@@ -25,6 +25,7 @@ from bot.search.bench.realistic import (
     heaps_fit,
     heaps_points,
     write_jsonl,
+    write_jsonl_parts,
 )
 
 SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "eval" / "scifact" / "corpus.jsonl"
@@ -141,3 +142,14 @@ def test_the_json_lines_import_as_as_many_papers_even_when_titles_repeat(db):
         and stored.title == papers[6].title
         and stored.authors == list(papers[6].authors)
     )
+
+
+def test_a_large_corpus_is_written_in_parts_under_a_size_and_loses_no_line(tmp_path):
+    papers = list(islice(RealisticCorpus.from_seeds().papers(400), 400))
+    whole = io.StringIO()
+    write_jsonl(iter(papers), whole)
+    limit = 40_000
+    files = write_jsonl_parts(iter(papers), tmp_path / "corpus", limit)
+    assert len(files) > 2 and [f.name for f in files][:2] == ["corpus-001.jsonl", "corpus-002.jsonl"]
+    assert all(0 < f.stat().st_size <= limit for f in files)
+    assert "".join(f.read_text(encoding="utf-8") for f in files) == whole.getvalue()

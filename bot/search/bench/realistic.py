@@ -378,17 +378,41 @@ def write_jsonl(papers: Iterator[IndexedPaper], out: IO[str]) -> int:
     papers that share a title stay distinct papers, as two BEIR documents do)."""
     count = 0
     for paper in papers:
-        title, _, abstract = paper.text.partition("\n")
-        record = {
-            "external_ids": {"bench": f"p{paper.paper_id}"},
-            "title": title,
-            "authors": list(paper.authors),
-            "abstract": abstract,
-            "tags": list(paper.collections),
-        }
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.write(_jsonl_line(paper))
         count += 1
     return count
+
+
+def write_jsonl_parts(papers: Iterator[IndexedPaper], stem: Path, part_bytes: int) -> list[Path]:
+    """The same lines in files `stem-001.jsonl`, ... of at most `part_bytes` each."""
+    files: list[Path] = []
+    out, written = None, 0
+    try:
+        for paper in papers:
+            line = _jsonl_line(paper).encode("utf-8")
+            if out is None or written + len(line) > part_bytes:
+                if out is not None:
+                    out.close()
+                files.append(stem.with_name(f"{stem.name}-{len(files) + 1:03d}.jsonl"))
+                out, written = open(files[-1], "wb"), 0
+            out.write(line)
+            written += len(line)
+    finally:
+        if out is not None:
+            out.close()
+    return files
+
+
+def _jsonl_line(paper: IndexedPaper) -> str:
+    title, _, abstract = paper.text.partition("\n")
+    record = {
+        "external_ids": {"bench": f"p{paper.paper_id}"},
+        "title": title,
+        "authors": list(paper.authors),
+        "abstract": abstract,
+        "tags": list(paper.collections),
+    }
+    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def write_corpus(corpus: RealisticCorpus, size: int, path: Path) -> Path:
