@@ -1,4 +1,4 @@
-"""BM25 with rank-bm25's BM25Okapi semantics, as a sparse index of precomputed impacts.
+"""BM25 with rank-bm25's BM25Okapi semantics, over postings of term frequencies.
 
 A term's contribution to a document's score (its "impact") is BM25Okapi's
 
@@ -8,34 +8,38 @@ with idf(t) = ln(N - df + 0.5) - ln(df + 0.5), and terms whose idf is negative f
 epsilon * (mean idf over the vocabulary), as rank-bm25 does. A query term that occurs
 twice counts twice, as in rank-bm25.
 
-Three flat arrays views of the corpus (memory-mapped when loaded):
-- term -> (document, impact as float32), documents ascending: what a query adds up.
-  Document order rather than impact order: the sums are scattered into a dense array,
-  and in ascending order that scatter runs about 3x faster (cache lines and prefetching);
-- term -> its highest impacts (the impact-ordered head of each long list): the
-  documents that give a first k-th best score and each term's maximum impact;
-- document -> (term id, frequency), term ids ascending: where a candidate's exact score
-  is computed, in float64 with the formula above, so every score returned is the
-  reference's value, never the float32 approximation.
+Two flat arrays views of the corpus (memory-mapped when loaded):
+- term -> (document, frequency), documents ascending: four bytes a posting (a
+  three-byte document number and a one-byte frequency in abstracts). Impacts are
+  computed from them as a query reads them (bot.search.postings, compiled), always
+  with the statistics the index is scored with, so a returned score is the
+  reference's value in float64;
+- term -> its highest impacts as float32 (the impact-ordered head of each long list):
+  the documents that give a first k-th best score and each term's maximum impact.
 
 `top` is MaxScore-like (see `_pruned`): the k-th best score among the heads says which of
 the longest lists cannot lift a document into the top k on their own; those are left out
 of the sums, and only the documents that can still make it are completed and scored.
+There is no document -> terms index: the one document `similar` asks about is found by
+a binary search of every term's list, and a merge transposes the postings.
 """
 
 from __future__ import annotations
 
 import copy
 import os
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
-from bot.search.arrays import Arrays, SparseRows, StringTable, ranges
+from bot.search import postings
+from bot.search.arrays import Arrays, SparseRows, StringTable
 
 # Float32 impacts are within ~1e-7 of the float64 ones; sums of them, within ~1e-6. Every
 # bound computed from them gets this much relative slack, so none of them can drop a
@@ -43,14 +47,15 @@ from bot.search.arrays import Arrays, SparseRows, StringTable, ranges
 SLACK = 1e-4
 # With a filter this selective, scoring the allowed documents directly is cheapest.
 DIRECT_LIMIT = 20_000
-FIRST_SEEDS = 64  # best postings per term scored exactly to get a first k-th best score
-HEAD = 256  # highest-impact postings kept apart for each term that has more
+FIRST_SEEDS = 16  # best postings per term scored exactly to get a first k-th best score
+SEEDS_PER_HIT = 1  # ... or this many per hit asked for, if more
+HEAD = 128  # highest-impact postings kept apart for each term that has more
 # Longest lists are left out of the sums while their highest impacts add up to at most
 # this share of that score: the rest of the score must come from the other terms.
 LEAVE_OUT_SHARE = 0.5
-# Reading this many row entries costs about what one term's binary search does (its
-# numpy calls): the measured break-even on 100k realistic abstracts.
-ROW_ENTRIES_PER_TERM = 2_000
+# A binary search for a seed in a term's list costs about what adding this many postings
+# to the dense sums does.
+SEARCH_COST = 16
 
 
 @dataclass(frozen=True)
@@ -60,15 +65,15 @@ class Bm25Params:
     epsilon: float = 0.25
 
 
-@dataclass(frozen=True)
-class Matched:
-    """Which query terms a hit contains: a flag per known term of the query, in order."""
+class Matched(NamedTuple):
+    """Which query terms a hit contains: a flag per known term of the query, in order.
+    (A tuple: a search makes fifty of them, and a frozen dataclass costs 1 us each.)"""
 
-    flags: np.ndarray
+    flags: list[bool]
     known: tuple[str, ...]
 
     def terms(self) -> tuple[str, ...]:
-        return tuple(t for t, found in zip(self.known, self.flags.tolist()) if found)
+        return tuple(t for t, found in zip(self.known, self.flags) if found)
 
 
 @dataclass(frozen=True)
@@ -151,43 +156,52 @@ class Bm25Index:
     def __init__(
         self,
         vocabulary: StringTable,
-        doc_terms: SparseRows,
+        term_docs: SparseRows,
         doc_lengths: np.ndarray,
         params: Bm25Params,
-        term_docs: SparseRows | None = None,
-        term_heads: SparseRows | None = None,
+        heads: tuple[np.ndarray, np.ndarray] | None = None,
         stats: Stats | None = None,
+        term_max: np.ndarray | None = None,
     ):
-        """`stats`: the idf of each vocabulary term and the mean length the impacts are
-        computed with, when they are the whole index's rather than these documents' own
-        (a segment, see bot.search.segments). `term_docs` and `term_heads` come with the
-        stats they were computed with."""
+        """`term_docs`: each term's documents, ascending, with the term's frequency in
+        each. `stats`: the idf of each vocabulary term and the mean length to score
+        with, when they are the whole index's rather than these documents' own (a
+        segment, see bot.search.segments). `heads` (see `_heads`) and `term_max` (each
+        term's highest impact) come with the stats they were computed with."""
         self.vocabulary = vocabulary
-        self.doc_terms = doc_terms
+        self.term_docs = term_docs
         self.doc_lengths = doc_lengths
         self.params = params
         self.doc_count = len(doc_lengths)
-        by_term = doc_terms.transpose(len(vocabulary)) if term_docs is None else term_docs
         if stats is None:
             avgdl = doc_lengths.sum() / self.doc_count if self.doc_count else 1.0
-            stats = Stats(_okapi_idf(by_term.row_lengths(), self.doc_count, params.epsilon), avgdl)
-        self.built = stats  # what the float32 impacts were computed with
+            stats = Stats(
+                _okapi_idf(term_docs.row_lengths(), self.doc_count, params.epsilon), avgdl
+            )
+        self.built = stats  # what the heads' float32 impacts were computed with
         self._use(stats)
-        self.term_docs = self._with_impacts(by_term) if term_docs is None else term_docs
-        self.term_heads = self._heads() if term_heads is None else term_heads
+        self.heads = self._heads() if heads is None else heads
+        self.term_max = self._highest() if term_max is None else term_max
 
     def _use(self, stats: Stats) -> None:
-        """Score exactly with these statistics. The float32 impacts keep the ones they were
-        built with: each term's are off by the ratio of its idfs (`scale`), and every
-        impact by at most `drift` either way from the change of the mean length, which
-        `_pruned` widens its bounds by."""
+        """Score exactly with these statistics. The heads' float32 impacts keep the
+        ones they were built with: each term's are off by the ratio of its idfs
+        (`scale`), and every impact by at most `drift` either way from the change of the
+        mean length, which `_pruned` widens its bounds by."""
         p = self.params
         self.idf = stats.idf
-        self.norm = p.k1 * (1 - p.b + p.b * self.doc_lengths / stats.avgdl)
+        self.norm = self._norm(stats.avgdl)
+        self.norm32 = self.norm.astype(np.float32)  # for the approximate sums
+        self._scratch = threading.local()  # per thread: the float32 sums of a query
         with np.errstate(divide="ignore", invalid="ignore"):
             self.scale = np.where(self.built.idf > 0, stats.idf / self.built.idf, 0.0)
         ratio = stats.avgdl / self.built.avgdl if self.built.avgdl > 0 else 1.0
         self.drift = max(ratio, 1 / ratio) if ratio > 0 else 1.0
+        self.k1_plus_1 = p.k1 + 1
+
+    def _norm(self, avgdl: float) -> np.ndarray:
+        p = self.params
+        return p.k1 * (1 - p.b + p.b * self.doc_lengths / avgdl)
 
     def with_stats(self, stats: Stats) -> Bm25Index:
         """This index scored with other (global) statistics; the arrays are shared."""
@@ -196,10 +210,10 @@ class Bm25Index:
         return view
 
     def reimpacted(self, stats: Stats) -> Bm25Index:
-        """This index with its impacts recomputed from `stats` (a segment about to be
-        written: its impacts are then exact for the index it joins)."""
+        """This index with its heads recomputed from `stats` (a segment about to be
+        written: its bounds are then exact for the index it joins)."""
         return Bm25Index(
-            self.vocabulary, self.doc_terms, self.doc_lengths, self.params, stats=stats
+            self.vocabulary, self.term_docs, self.doc_lengths, self.params, stats=stats
         )
 
     @classmethod
@@ -210,20 +224,30 @@ class Bm25Index:
 
     @classmethod
     def from_counts(cls, counts: TermCounts, params: Bm25Params = Bm25Params()) -> Bm25Index:
-        return cls(StringTable.from_strings(counts.vocabulary), counts.rows, counts.lengths, params)
+        vocabulary = StringTable.from_strings(counts.vocabulary)
+        by_term = counts.rows.transpose(len(counts.vocabulary))
+        packed = SparseRows(by_term.indptr, postings.pack(by_term.cols), by_term.values)
+        return cls(vocabulary, packed, counts.lengths, params)
 
     def counts(self) -> TermCounts:
-        """The term frequencies this index was built from (to extend it with more documents)."""
-        return TermCounts(self.vocabulary.to_list(), self.doc_terms, self.doc_lengths)
+        """The term frequencies this index was built from (to merge it with others)."""
+        by_term = self.term_docs
+        plain = SparseRows(by_term.indptr, postings.unpack(by_term.cols), by_term.values)
+        rows = plain.transpose(self.doc_count)
+        cols = rows.cols.astype(_smallest_unsigned(max(len(self.vocabulary) - 1, 0)))
+        return TermCounts(
+            self.vocabulary.to_list(), SparseRows(rows.indptr, cols, rows.values), self.doc_lengths
+        )
 
     # --- persistence ---------------------------------------------------------------
 
     def arrays(self) -> Arrays:
         return {
             **self.vocabulary.arrays("vocabulary"),
-            **self.doc_terms.arrays("doc_terms"),
             **self.term_docs.arrays("term_docs"),
-            **self.term_heads.arrays("term_heads"),
+            "head_terms": self.heads[0],
+            "head_docs": self.heads[1],
+            "term_max": self.term_max,
             "doc_lengths": self.doc_lengths,
             "built_idf": self.built.idf,
             "built_avgdl": np.array([self.built.avgdl], dtype=np.float64),
@@ -233,12 +257,12 @@ class Bm25Index:
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], params: Bm25Params) -> Bm25Index:
         return cls(
             StringTable.from_arrays(arrays, "vocabulary"),
-            SparseRows.from_arrays(arrays, "doc_terms"),
+            SparseRows.from_arrays(arrays, "term_docs"),
             arrays["doc_lengths"],
             params,
-            term_docs=SparseRows.from_arrays(arrays, "term_docs"),
-            term_heads=SparseRows.from_arrays(arrays, "term_heads"),
+            heads=(arrays["head_terms"], arrays["head_docs"]),
             stats=Stats(np.asarray(arrays["built_idf"]), float(arrays["built_avgdl"][0])),
+            term_max=arrays["term_max"],
         )
 
     # --- scoring -------------------------------------------------------------------
@@ -258,16 +282,17 @@ class Bm25Index:
         ids, weights = self.term_ids(query_tokens)
         docs = self.candidates(query_tokens)
         scores = np.zeros(self.doc_count, dtype=np.float64)
-        scores[docs] = self.score_docs(docs, ids, weights)[0]
+        scores[docs] = self._exact(docs, ids, self._sequence(query_tokens, ids))[0]
         return scores
 
     def candidates(self, query_tokens: Sequence[str]) -> np.ndarray:
         """The documents that contain at least one query term (the only ones that score)."""
         ids, _weights = self.term_ids(query_tokens)
-        postings = [self.term_docs.cols[slice(*self.term_docs.bounds(t))] for t in ids]
-        if not postings:
+        by_term = self.term_docs
+        lists = [postings.unpack(by_term.cols[slice(*by_term.bounds(t))]) for t in ids]
+        if not lists:
             return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate(postings)).astype(np.int64)
+        return np.unique(np.concatenate(lists)).astype(np.int64)
 
     def top(
         self, query_tokens: Sequence[str], k: int, allowed: np.ndarray | None = None
@@ -281,7 +306,6 @@ class Bm25Index:
     ) -> list[tuple[int, float, Matched]]:
         """`top`, with the query terms each document contains (in query order), read
         while scoring instead of looked up again."""
-        tokens = list(dict.fromkeys(query_tokens))
         ids, weights = self.term_ids(query_tokens)
         if len(ids) == 0 or k <= 0:
             return []
@@ -289,139 +313,68 @@ class Bm25Index:
             docs = np.flatnonzero(allowed)
         elif min(self.idf[ids].min(), self.built.idf[ids].min()) <= 0:
             # A floored idf can be negative in tiny corpora (or in a small segment's own
-            # statistics, which its impacts may have been built with): no bound holds,
+            # statistics, which its heads may have been built with): no bound holds,
             # score them all.
             docs = self.candidates(query_tokens)
             docs = docs if allowed is None else docs[allowed[docs]]
         else:
             docs = self._pruned(ids, weights, k, allowed)
-        owner, terms, tf = self._query_terms_in(docs, ids)
-        scores, present = self._scored(docs, ids, weights, owner, terms, tf)
-        best = _best(docs[present > 0], scores[present > 0], k)
+        scores, tf = self._exact(docs, ids, self._sequence(query_tokens, ids))
+        present = tf.any(axis=1)
+        best = _best(docs[present], scores[present], k)
         # term_ids keeps the known tokens in query order: `known` lines up with `ids`.
+        tokens = list(dict.fromkeys(query_tokens))
         known = tuple(t for t in tokens if self.vocabulary.find(t) is not None)
-        best_docs = np.array([doc for doc, _score in best], dtype=np.int64)
-        # Which query terms each of the best documents has; their names are only
-        # spelled out for the hits a reply shows (Matched.terms).
-        order, by_id = np.argsort(best_docs), np.argsort(ids)
-        place = np.minimum(np.searchsorted(best_docs[order], docs[owner]), max(len(best) - 1, 0))
-        chosen = best_docs[order][place] == docs[owner] if len(best) else place < 0
-        column = by_id[np.searchsorted(ids, terms[chosen], sorter=by_id)]
-        found = np.zeros((len(best), len(ids)), dtype=bool)
-        found[order[place[chosen]], column] = True
+        rows = np.searchsorted(docs, [doc for doc, _score in best])
+        found = (tf[rows] > 0).tolist()
         return [(doc, score, Matched(row, known)) for (doc, score), row in zip(best, found)]
 
     def score_docs(
         self, docs: np.ndarray, ids: np.ndarray, weights: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Exact float64 scores of the given documents and how many query terms each has.
-        Within a document the impacts are added in term id order, the same for every
-        document, so equal documents get bit-for-bit equal scores."""
-        return self._scored(docs, ids, weights, *self._query_terms_in(docs, ids))
+        """Exact float64 scores of the given (ascending) documents and how many query
+        terms each has."""
+        sequence = np.repeat(np.arange(len(ids)), weights.astype(np.int64))
+        scores, tf = self._exact(docs, ids, sequence)
+        return scores, np.count_nonzero(tf, axis=1)
 
-    def _scored(
-        self,
-        docs: np.ndarray,
-        ids: np.ndarray,
-        weights: np.ndarray,
-        owner: np.ndarray,
-        terms: np.ndarray,
-        tf: np.ndarray,
+    def _sequence(self, query_tokens: Sequence[str], ids: np.ndarray) -> np.ndarray:
+        """For each known query token in order, its column in `ids`."""
+        column = {int(t): i for i, t in enumerate(ids)}
+        found = (self.vocabulary.find(token) for token in query_tokens)
+        return np.array([column[t] for t in found if t is not None], dtype=np.int64)
+
+    def _exact(
+        self, docs: np.ndarray, ids: np.ndarray, sequence: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        order = np.argsort(ids)
-        weight = weights[order][np.searchsorted(ids[order], terms)]
-        impacts = weight * self._impacts(terms, docs[owner], tf)
-        return np.bincount(owner, impacts, minlength=len(docs)), np.bincount(
-            owner, minlength=len(docs)
+        """(scores, frequency per document and query term, columns in `ids` order). The
+        impacts are added up token by token in the query's order, as rank-bm25 adds
+        them: documents that tie there tie here, to the last bit."""
+        impacts, tf = postings.exact_impacts(
+            np.ascontiguousarray(docs, dtype=np.int64),
+            ids,
+            self.idf[ids],
+            self.term_docs.indptr,
+            self.term_docs.cols,
+            self.term_docs.values,
+            self.k1_plus_1,
+            self.norm,
         )
-
-    def matched(self, docs: np.ndarray, ids: np.ndarray) -> np.ndarray:
-        """A boolean per (document, term id): which of the terms each document contains."""
-        owner, terms, _tf = self._query_terms_in(docs, ids)
-        found = np.zeros((len(docs), len(ids)), dtype=bool)
-        order = np.argsort(ids)
-        found[owner, order[np.searchsorted(ids[order], terms)]] = True
-        return found
-
-    def _query_terms_in(
-        self, docs: np.ndarray, ids: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(which of `docs`, term id, frequency) for each query term a document contains,
-        in term id order within each document. Reading the documents' rows costs their
-        length; searching the terms' postings, some numpy calls per term: few documents
-        are cheaper by rows."""
-        entries = len(docs) * len(self.doc_terms.cols) / max(self.doc_count, 1)
-        if entries <= ROW_ENTRIES_PER_TERM * len(ids):
-            return self._from_rows(docs, ids)
-        found = self._from_postings(docs, ids)
-        return found if found is not None else self._from_rows(docs, ids)
-
-    def _from_postings(
-        self, docs: np.ndarray, ids: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The same, by a binary search of each query term's postings for the documents:
-        a few probes per document, where reading their whole term lists costs a hundred
-        entries each. The frequency is read back from the stored float32 impact,
-
-            impact = idf * tf * (k1 + 1) / (tf + norm)  =>  tf = impact * norm / (idf * (k1 + 1) - impact)
-
-        with the statistics the impacts were built with. A float32 is within 2**-24 of
-        the exact impact, so for the frequencies of abstracts the quotient is within
-        1e-3 of a whole number; anything further off (a document repeating a word
-        thousands of times) and the rows are read instead. None then, or when an idf
-        the impacts were built with is not positive (no frequency can be read back)."""
-        terms = np.sort(ids)
-        built_idf = self.built.idf[terms] if len(terms) else terms
-        if len(terms) and built_idf.min() <= 0:
-            return None
-        p = self.params
-        norm = p.k1 * (1 - p.b + p.b * self.doc_lengths[docs] / self.built.avgdl)
-        owners, found_terms, frequencies = [], [], []
-        for term, idf in zip(terms.tolist(), built_idf.tolist()):
-            start, end = self.term_docs.bounds(term)
-            if end == start:
-                continue
-            postings = self.term_docs.cols[start:end]
-            where = np.minimum(np.searchsorted(postings, docs), end - start - 1)
-            hit = np.flatnonzero(postings[where] == docs)
-            impact = self.term_docs.values[start:end][where[hit]].astype(np.float64)
-            raw = impact * norm[hit] / (idf * (p.k1 + 1) - impact)
-            tf = np.rint(raw)
-            if len(tf) and np.abs(raw - tf).max() > 1e-3:
-                return None
-            owners.append(hit)
-            found_terms.append(np.full(len(hit), term, dtype=np.int64))
-            frequencies.append(tf)
-        if not owners:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty, empty
-        owner = np.concatenate(owners)
-        # In document order, and within a document in term id order (a stable sort of
-        # lists that are each in term order), as a row read gives them.
-        order = np.argsort(owner, kind="stable")
-        return owner[order], np.concatenate(found_terms)[order], np.concatenate(frequencies)[order]
-
-    def _from_rows(
-        self, docs: np.ndarray, ids: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        rows = self.doc_terms
-        starts = rows.indptr[docs]
-        lengths = rows.indptr[docs + 1] - starts
-        where = ranges(starts, lengths)
-        terms = rows.cols[where].astype(np.int64)
-        wanted = np.sort(ids)
-        position = np.minimum(np.searchsorted(wanted, terms), max(len(wanted) - 1, 0))
-        hit = wanted[position] == terms if len(wanted) else np.zeros(len(terms), dtype=bool)
-        owner = np.repeat(np.arange(len(docs)), lengths)[hit]
-        return owner, terms[hit], rows.values[where[hit]]
+        scores = np.zeros(len(docs), dtype=np.float64)
+        for column in sequence.tolist():
+            scores += impacts[:, column]
+        return scores, tf
 
     def doc_impacts(self, doc: int) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, exact impacts) of one document's terms."""
-        start, end = self.doc_terms.bounds(doc)
-        terms = self.doc_terms.cols[start:end].astype(np.int64)
-        return terms, self._impacts(
-            terms, np.full(len(terms), doc), self.doc_terms.values[start:end]
+        terms, tf = postings.terms_of(
+            doc, self.term_docs.indptr, self.term_docs.cols, self.term_docs.values
         )
+        return terms, self._impacts(terms, np.full(len(terms), doc), tf)
+
+    def live_doc_freq(self, live: np.ndarray) -> np.ndarray:
+        """Per term, how many of its documents `live` keeps."""
+        return postings.live_doc_freq(self.term_docs.indptr, self.term_docs.cols, live)
 
     # --- internals -----------------------------------------------------------------
 
@@ -430,144 +383,91 @@ class Bm25Index:
         p = self.params
         return self.idf[terms] * tf * (p.k1 + 1) / (tf + self.norm[docs])
 
-    def _with_impacts(self, by_term: SparseRows) -> SparseRows:
-        """The postings with float32 impacts in place of frequencies. numpy computes
-        without the GIL, so threads share the terms, the longest first so that no thread
-        is left alone with a long one at the end."""
-        lengths = by_term.row_lengths()
-        impacts = np.empty(len(by_term.cols), dtype=np.float32)
-        terms = np.argsort(-lengths, kind="stable")
-        threads = min(os.cpu_count() or 1, 8)
-
-        def fill(share: np.ndarray) -> None:
-            for term in share:
-                start, end = by_term.bounds(term)
-                impacts[start:end] = self._impacts(
-                    term, by_term.cols[start:end], by_term.values[start:end]
-                )
-
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(fill, [terms[i::threads] for i in range(threads)]))
-        return SparseRows(by_term.indptr, by_term.cols, impacts)
-
-    def _heads(self) -> SparseRows:
-        """For each term with more than HEAD postings, its HEAD highest, by impact."""
+    def _heads(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the terms with more than HEAD postings, ascending; for each, the documents of
+        its HEAD highest impacts with the built statistics, best first): the seeds of a
+        first k-th best score. numpy computes without the GIL, so threads share the
+        terms, the longest first so that no thread is left alone with a long one."""
         lengths = self.term_docs.row_lengths()
         long_terms = np.flatnonzero(lengths > HEAD)
-        indptr = np.zeros(len(lengths) + 1, dtype=np.int64)
-        indptr[long_terms + 1] = HEAD
-        np.cumsum(indptr, out=indptr)
-        cols = np.empty(HEAD * len(long_terms), dtype=np.int32)
-        values = np.empty(HEAD * len(long_terms), dtype=np.float32)
-        for i, term in enumerate(long_terms):
-            start, end = self.term_docs.bounds(term)
-            impacts = self.term_docs.values[start:end]
-            best = np.argpartition(-impacts, HEAD - 1)[:HEAD]
-            best = best[np.argsort(-impacts[best], kind="stable")]
-            cols[i * HEAD : (i + 1) * HEAD] = self.term_docs.cols[start:end][best]
-            values[i * HEAD : (i + 1) * HEAD] = impacts[best]
-        return SparseRows(indptr, cols, values)
+        docs_of = np.empty(HEAD * len(long_terms), dtype=np.int32)
+        built_norm = self._norm(self.built.avgdl)
+        k1_plus_1 = self.params.k1 + 1
 
-    def _df(self, term: int) -> int:
-        start, end = self.term_docs.bounds(term)
-        return end - start
+        def fill(share: np.ndarray) -> None:
+            for i in share:
+                term = long_terms[i]
+                start, end = self.term_docs.bounds(term)
+                docs = postings.unpack(self.term_docs.cols[start:end])
+                tf = self.term_docs.values[start:end].astype(np.float64)
+                impacts = self.built.idf[term] * tf * k1_plus_1 / (tf + built_norm[docs])
+                best = np.argpartition(-impacts, HEAD - 1)[:HEAD]
+                best = best[np.argsort(-impacts[best], kind="stable")]
+                docs_of[i * HEAD : (i + 1) * HEAD] = docs[best]
 
-    def _best_postings(self, term: int, count: int) -> tuple[np.ndarray, np.ndarray]:
-        """(documents, impacts) of up to `count` of the term's highest-impact postings: its
-        head, or its whole list when that is short (or the head is not enough)."""
-        start, end = self.term_heads.bounds(term)
-        if end - start >= count:
-            return self.term_heads.cols[start : start + count], self.term_heads.values[
-                start : start + count
-            ]
-        start, end = self.term_docs.bounds(term)
-        return self.term_docs.cols[start:end], self.term_docs.values[start:end]
+        threads = min(os.cpu_count() or 1, 8)
+        order = np.argsort(-lengths[long_terms], kind="stable")
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(fill, [order[i::threads] for i in range(threads)]))
+        return long_terms.astype(np.int64), docs_of
+
+    def _highest(self) -> np.ndarray:
+        """Each term's highest impact with the built statistics, a float32 rounded up so
+        that it stays a bound."""
+        highest = postings.highest_impacts(
+            self.term_docs.indptr,
+            self.term_docs.cols,
+            self.term_docs.values,
+            self.built.idf,
+            self.k1_plus_1,
+            self._norm(self.built.avgdl),
+        )
+        rounded = highest.astype(np.float32)
+        return np.where(rounded < highest, np.nextafter(rounded, np.float32(np.inf)), rounded)
 
     def _pruned(
         self, ids: np.ndarray, weights: np.ndarray, k: int, allowed: np.ndarray | None
     ) -> np.ndarray:
-        """The documents that can be in the top k (a superset, scored exactly afterwards).
-
-        1. theta: the k-th best exact score among the best postings of each term. The top
-           k all score at least theta.
-        2. The longest lists whose highest impacts add up to at most LEAVE_OUT_SHARE of
-           theta are left out: a document needs the rest of theta from the other terms.
-        3. The other terms' float32 impacts are summed into a dense array: documents
-           whose sum misses theta minus what the left-out terms could add are dropped.
-        4. The left-out terms' impacts are added to the survivors (approximate scores),
-           and only those within SLACK of the approximate k-th best are kept.
-        """
-        lengths = [self._df(t) for t in ids]
-        theta = (
-            self._seed_threshold(ids, weights, k, allowed)
-            if self._worth_seeding(lengths, k)
-            else 0.0
+        """The documents that can be in the top k (a superset, scored exactly afterwards):
+        bot.search.postings.contenders, with each term's bound. The heads' impacts times
+        `scale` are within a factor `drift` of the true ones (1 when the index's
+        statistics are the ones it was built with)."""
+        lengths = (self.term_docs.indptr[ids + 1] - self.term_docs.indptr[ids]).tolist()
+        take = max(FIRST_SEEDS, SEEDS_PER_HIT * k) if self._worth_seeding(lengths, k) else 0
+        bounds = weights * self.scale[ids] * self.term_max[ids] * ((1 + SLACK) * self.drift)
+        return postings.contenders(
+            k,
+            ids,
+            weights * self.idf[ids],
+            bounds.astype(np.float64),
+            take,
+            LEAVE_OUT_SHARE,
+            SLACK,
+            self.term_docs.indptr,
+            self.term_docs.cols,
+            self.term_docs.values,
+            self.heads,
+            _NO_MASK if allowed is None else allowed,
+            self.k1_plus_1,
+            self.norm,
+            self.norm32,
+            self._partial(),
         )
-        # The stored impacts times `scale` are within a factor `drift` of the true ones
-        # (1 when the index's statistics are the ones it was built with).
-        drift = self.drift
-        approx = weights * self.scale[ids]
-        highest = np.array([float(self._best_postings(t, 1)[1].max()) for t in ids])
-        highest *= (1 + SLACK) * drift
-        left_out, budget = [], theta * LEAVE_OUT_SHARE
-        for i in sorted(range(len(ids)), key=lambda i: -lengths[i]):
-            if approx[i] * highest[i] > budget:
-                break
-            left_out.append(i)
-            budget -= approx[i] * highest[i]
-        partial = np.zeros(self.doc_count, dtype=np.float32)
-        for i in (i for i in range(len(ids)) if i not in left_out):
-            start, end = self.term_docs.bounds(ids[i])
-            impacts = self.term_docs.values[start:end]
-            partial[self.term_docs.cols[start:end]] += (
-                impacts if approx[i] == 1 else np.float32(approx[i]) * impacts
-            )
-        reach = (theta * (1 - SLACK) - sum(approx[i] * highest[i] for i in left_out)) / drift
-        docs = np.flatnonzero(partial >= reach) if reach > 0 else np.flatnonzero(partial > 0)
-        if allowed is not None:
-            docs = docs[allowed[docs]]
-        approximate = partial[docs].astype(np.float64)
-        for i in left_out:
-            approximate += approx[i] * self._impacts_in(docs, ids[i])
-        if len(docs) > k:
-            # Each approximate score is within `drift` of its exact one both ways, so
-            # the top k are within drift squared of the approximate k-th best.
-            kth = np.partition(approximate, len(docs) - k)[len(docs) - k]
-            docs = docs[approximate >= kth * (1 - SLACK) / drift**2]
-        return docs
+
+    def _partial(self) -> np.ndarray:
+        """This thread's float32 sum per document, zeroed (contenders leaves it so)."""
+        partial = getattr(self._scratch, "partial", None)
+        if partial is None:
+            partial = self._scratch.partial = np.zeros(self.doc_count, dtype=np.float32)
+        return partial
 
     def _worth_seeding(self, lengths: list[int], k: int) -> bool:
-        """Scoring a seed reads its whole term list: in small corpora summing every list
-        costs less than finding out which of them could be left out."""
-        seeds = sum(min(n, max(FIRST_SEEDS, 2 * k)) for n in lengths)
-        return seeds * len(self.doc_terms.cols) / max(self.doc_count, 1) < sum(lengths)
+        """Scoring a seed searches every query term's list: in small corpora summing
+        every list costs less than finding out which of them could be left out."""
+        seeds = sum(min(n, max(FIRST_SEEDS, SEEDS_PER_HIT * k)) for n in lengths)
+        return seeds * len(lengths) * SEARCH_COST < sum(lengths)
 
-    def _impacts_in(self, docs: np.ndarray, term: int) -> np.ndarray:
-        """The term's float32 impact in each of the (ascending) documents, 0 where absent:
-        a binary search of its document-ordered postings."""
-        start, end = self.term_docs.bounds(term)
-        postings = self.term_docs.cols[start:end]
-        where = np.minimum(np.searchsorted(postings, docs), max(end - start - 1, 0))
-        found = postings[where] == docs if end > start else np.zeros(len(docs), dtype=bool)
-        return np.where(found, self.term_docs.values[start:end][where] if end > start else 0.0, 0.0)
-
-    def _seed_threshold(
-        self, ids: np.ndarray, weights: np.ndarray, k: int, allowed: np.ndarray | None
-    ) -> float:
-        """The k-th best exact score among the best postings of each term (taking more
-        until k allowed documents are found; 0 if fewer than k contain a term)."""
-        take = max(FIRST_SEEDS, 2 * k)
-        while True:
-            best = [self._best_postings(t, take)[0] for t in ids]
-            seeds = np.unique(np.concatenate(best))
-            if allowed is not None:
-                seeds = seeds[allowed[seeds]]
-            if len(seeds) >= k:
-                scores = self.score_docs(seeds.astype(np.int64), ids, weights)[0]
-                return float(np.partition(scores, len(scores) - k)[len(scores) - k])
-            if all(len(docs) == self._df(t) for docs, t in zip(best, ids)):
-                return 0.0  # every posting was a seed: fewer than k documents qualify
-            take *= 8
+_NO_MASK = np.zeros(0, dtype=bool)
 
 
 def _best(docs: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -38,7 +38,8 @@ from sqlalchemy.engine import make_url
 from bot.search.bm25 import Bm25Params
 from bot.search.tokens import Tokenizer
 
-FORMAT_VERSION = 3  # 2: filter values as written, did-you-mean words; 3: segments
+FORMAT_VERSION = 4  # 2: filter values as written, did-you-mean words; 3: segments;
+# 4: postings of frequencies, no document -> terms rows
 SEGMENTS = "segments"  # the directory of segments, each one directory of arrays
 MMAP_FROM = 1 << 16  # bytes; smaller arrays are read into memory (and empty ones cannot be mapped)
 STALE_TEMP = 3600  # seconds after which a temp dir is a crashed build's leftover

@@ -75,11 +75,10 @@ def global_stats(
     frequencies, live_docs, live_tokens = [], 0, 0.0
     for content, live in zip(contents, lives):
         bm25 = content.bm25
-        df = bm25.term_docs.row_lengths().astype(np.int64)
-        lengths = bm25.doc_lengths if live is None else bm25.doc_lengths[live]
-        if live is not None:
-            gone = bm25.doc_terms.take(np.flatnonzero(~live)).cols
-            df = df - np.bincount(gone, minlength=len(df))
+        if live is None:
+            df, lengths = bm25.term_docs.row_lengths().astype(np.int64), bm25.doc_lengths
+        else:
+            df, lengths = bm25.live_doc_freq(live), bm25.doc_lengths[live]
         frequencies.append(df)
         live_docs += len(lengths)
         live_tokens += float(lengths.sum(dtype=np.float64))

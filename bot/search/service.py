@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz.distance import OSA
 
-from bot.search.arrays import ranges
+from bot.search import postings
 from bot.search.bm25 import Bm25Index, Bm25Params, Matched
 from bot.search.content import (
     FILTER_FIELDS,
@@ -347,16 +347,16 @@ class SearchIndex:
         title_sizes = np.zeros(len(docs), dtype=np.int64)
         for part, where, local in self._by_part(docs):
             vocabulary = part.content.title_vocabulary
-            ids = np.array(
-                [i for i in (vocabulary.find(t) for t in query) if i is not None], dtype=np.int64
+            ids = np.sort(
+                np.array(
+                    [i for i in (vocabulary.find(t) for t in query) if i is not None],
+                    dtype=np.int64,
+                )
             )
             rows = part.content.title_terms
-            starts, sizes = rows.indptr[local], rows.indptr[local + 1] - rows.indptr[local]
-            found = np.isin(rows.cols[ranges(starts, sizes)], ids)
-            shared[where] = np.bincount(
-                np.repeat(np.arange(len(local)), sizes)[found], minlength=len(local)
+            shared[where], title_sizes[where] = postings.shared_counts(
+                rows.indptr, rows.cols, local, ids.astype(rows.cols.dtype)
             )
-            title_sizes[where] = sizes
         with np.errstate(divide="ignore", invalid="ignore"):
             title_share = np.where(title_sizes > 0, shared / title_sizes, 0.0)
         query_share = shared / len(query)

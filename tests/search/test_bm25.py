@@ -59,21 +59,13 @@ def seeding(request, monkeypatch) -> str:
     return request.param
 
 
-@pytest.fixture(params=["rows", "postings"])
-def reading(request, monkeypatch) -> str:
-    """Both ways of reading a candidate's frequencies: its own term row, and a binary
-    search of each query term's postings (frequencies read back from the impacts)."""
-    monkeypatch.setattr(bm25, "ROW_ENTRIES_PER_TERM", 10**9 if request.param == "rows" else 0)
-    return request.param
-
-
 def _expected_top(expected: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[int]:
     """rank-bm25 ranks every document; only those with a score are hits."""
     ranked = sorted(range(len(expected)), key=lambda d: (-expected[d], d))
     return [d for d in ranked if expected[d] > 0 and (allowed is None or allowed[d])][:k]
 
 
-def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seeding, reading):
+def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seeding):
     ours = engine
     reference = BM25Okapi(corpus_tokens)
     # The corpus must contain terms in more than half the documents, or the floor is untested.
@@ -90,7 +82,7 @@ def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seedin
 
 @pytest.mark.parametrize("direct_limit", [0, bm25.DIRECT_LIMIT])
 def test_top_k_with_filters_equals_rank_bm25(
-    corpus_tokens, engine, monkeypatch, direct_limit, seeding, reading
+    corpus_tokens, engine, monkeypatch, direct_limit, seeding
 ):
     """Both ways of ranking a filtered query: pruning with the mask (large filters) and
     scoring the allowed documents directly (selective ones); k from 1 to past the matches."""
@@ -127,10 +119,8 @@ def test_top_respects_the_allowed_mask_and_breaks_ties_by_document_order():
 
 
 @pytest.mark.parametrize("repeats", [1, 40, 300, 5_000])
-def test_frequencies_read_back_from_impacts_are_exact(monkeypatch, repeats):
-    """A document that repeats a word hundreds of times still scores exactly; past what
-    a float32 impact can give back (thousands), the rows are read instead."""
-    monkeypatch.setattr(bm25, "ROW_ENTRIES_PER_TERM", 0)
+def test_a_document_repeating_a_word_thousands_of_times_scores_exactly(repeats):
+    """Frequencies past a byte are stored in wider postings and still score exactly."""
     rng = np.random.default_rng(2)
     words = [f"w{i}" for i in range(300)]
     docs = [list(rng.choice(words, size=int(rng.integers(5, 60)))) for _ in range(400)]
