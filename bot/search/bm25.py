@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress
 from typing import NamedTuple
 
 import numpy as np
@@ -55,7 +55,7 @@ HEAD = 128  # highest-impact postings kept apart for each term that has more
 LEAVE_OUT_SHARE = 0.5
 # A binary search for a seed in a term's list costs about what adding this many postings
 # to the dense sums does.
-SEARCH_COST = 16
+SEARCH_COST = 2
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ class Matched(NamedTuple):
     known: tuple[str, ...]
 
     def terms(self) -> tuple[str, ...]:
-        return tuple(t for t, found in zip(self.known, self.flags) if found)
+        return tuple(compress(self.known, self.flags))
 
 
 @dataclass(frozen=True)
@@ -319,15 +319,25 @@ class Bm25Index:
             docs = docs if allowed is None else docs[allowed[docs]]
         else:
             docs = self._pruned(ids, weights, k, allowed)
-        scores, tf = self._exact(docs, ids, self._sequence(query_tokens, ids))
-        present = tf.any(axis=1)
-        best = _best(docs[present], scores[present], k)
+        best, scores, tf = postings.ranked(
+            k,
+            np.ascontiguousarray(docs, dtype=np.int64),
+            ids,
+            self.idf[ids],
+            self._sequence(query_tokens, ids),
+            self.term_docs.indptr,
+            self.term_docs.cols,
+            self.term_docs.values,
+            self.k1_plus_1,
+            self.norm,
+        )
         # term_ids keeps the known tokens in query order: `known` lines up with `ids`.
         tokens = list(dict.fromkeys(query_tokens))
         known = tuple(t for t in tokens if self.vocabulary.find(t) is not None)
-        rows = np.searchsorted(docs, [doc for doc, _score in best])
-        found = (tf[rows] > 0).tolist()
-        return [(doc, score, Matched(row, known)) for (doc, score), row in zip(best, found)]
+        return [
+            (doc, score, Matched(flags, known))
+            for doc, score, flags in zip(best.tolist(), scores.tolist(), (tf > 0).tolist())
+        ]
 
     def score_docs(
         self, docs: np.ndarray, ids: np.ndarray, weights: np.ndarray
@@ -468,16 +478,6 @@ class Bm25Index:
         return seeds * len(lengths) * SEARCH_COST < sum(lengths)
 
 _NO_MASK = np.zeros(0, dtype=bool)
-
-
-def _best(docs: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-    if len(docs) > k:
-        # Keep everything that ties with the k-th score so tie-breaking stays stable.
-        kth = np.partition(scores, len(scores) - k)[len(scores) - k]
-        keep = scores >= kth
-        docs, scores = docs[keep], scores[keep]
-    order = np.lexsort((docs, -scores))[:k]
-    return [(int(docs[i]), float(scores[i])) for i in order]
 
 
 def _smallest_unsigned(largest: int) -> type:

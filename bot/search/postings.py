@@ -96,6 +96,30 @@ def exact_impacts(docs, terms, idf, indptr, cols, values, k1_plus_1, norm):  # p
 
 
 @njit(cache=True, nogil=True)
+def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm):  # pragma: no cov
+    """The k best of these documents (ascending) by exact score: (documents, scores,
+    frequency per hit and term), best first, ties to the earlier document; only
+    documents with a term count. Each impact is rank-bm25's idf * (tf * (k1 + 1) /
+    (tf + norm)) in float64, and a document's impacts are added up token by token in
+    the query's order (`sequence`: each known token's column), as rank-bm25 adds them,
+    so documents that tie there tie here to the last bit."""
+    impacts, tf = exact_impacts(docs, terms, idf, indptr, cols, values, k1_plus_1, norm)
+    scores = np.zeros(len(docs), dtype=np.float64)
+    for column in sequence:
+        for i in range(len(docs)):
+            scores[i] += impacts[i, column]
+    present = np.zeros(len(docs), dtype=np.bool_)
+    for i in range(len(docs)):
+        for t in range(len(terms)):
+            if tf[i, t] > 0:
+                present[i] = True
+    hits = np.flatnonzero(present)
+    # A stable sort of ascending documents: equal scores stay in document order.
+    order = hits[np.argsort(-scores[hits], kind="mergesort")][:k]
+    return docs[order], scores[order], tf[order]
+
+
+@njit(cache=True, nogil=True)
 def terms_of(doc, indptr, cols, values):  # pragma: no cover - compiled
     """(term ids, frequencies) of one document: a binary search of every term's list.
     What a forward index would hold, for the rare question about one document."""
@@ -207,7 +231,7 @@ def _kth_seed_score(k, take, terms, lengths, weights, indptr, cols, values, head
                     if _doc(cols, lo) == seeds[i]:
                         tf = np.float64(values[lo])
                         scores[i] += weights[t] * tf * k1_plus_1 / (tf + norm[seeds[i]])
-            return np.sort(scores)[len(scores) - k]
+            return np.partition(scores, len(scores) - k)[len(scores) - k]
         if whole:
             return 0.0
         take *= 8
@@ -215,23 +239,25 @@ def _kth_seed_score(k, take, terms, lengths, weights, indptr, cols, values, head
 
 @njit(cache=True, nogil=True)
 def _reaching(partial, reach, terms, left_out, indptr, cols, summed):  # pragma: no cover
-    """The documents (ascending) of the summed lists whose partial sum reaches `reach`:
-    reading those lists again costs less than a scan of every document. A document
-    found is marked by negating its sum (reach > 0), so it is taken once."""
+    """(the documents of the summed lists whose partial sum reaches `reach`, ascending;
+    their sums), zeroing every sum on the way: one more read of those lists, cheaper
+    than a scan of every document when they are shorter than the corpus. A document
+    is taken at its first posting; the zero left there keeps it from being taken
+    twice."""
     found = np.empty(summed, dtype=np.int64)
+    sums = np.empty(summed, dtype=np.float64)
     count = 0
     for t in range(len(terms)):
         if not left_out[t]:
             for j in range(indptr[terms[t]], indptr[terms[t] + 1]):
                 doc = _doc(cols, j)
                 if partial[doc] >= reach:
-                    partial[doc] = -partial[doc]
                     found[count] = doc
+                    sums[count] = partial[doc]
                     count += 1
-    docs = np.sort(found[:count])
-    for doc in docs:
-        partial[doc] = -partial[doc]
-    return docs
+                partial[doc] = 0
+    order = np.argsort(found[:count])
+    return found[:count][order], sums[:count][order]
 
 
 @njit(cache=True, nogil=True)
@@ -281,15 +307,14 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
     # Impacts are positive here (idf > 0): every summed document has more than 0.
     reach = max(reach, 1e-30)
     if summed < len(norm):
-        docs = _reaching(partial, reach, terms, left_out, indptr, cols, summed)
+        docs, approximate = _reaching(partial, reach, terms, left_out, indptr, cols, summed)
     else:
         docs = np.flatnonzero(partial >= reach)
+        approximate = partial[docs].astype(np.float64)
+        partial[:] = 0
     if len(allowed):
-        docs = docs[allowed[docs]]
-    approximate = np.empty(len(docs), dtype=np.float64)
-    for i in range(len(docs)):
-        approximate[i] = partial[docs[i]]
-    _clear(partial, terms, left_out, indptr, cols, summed)
+        keep = allowed[docs]
+        docs, approximate = docs[keep], approximate[keep]
     if len(docs) <= k:
         return docs
     for t in range(len(terms)):
@@ -303,17 +328,23 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
                 if _doc(cols, lo) == docs[i]:
                     tf = np.float64(values[lo])
                     approximate[i] += weights[t] * tf * k1_plus_1 / (tf + norm[docs[i]])
-    kth = np.sort(approximate)[len(docs) - k]
+    kth = np.partition(approximate, len(docs) - k)[len(docs) - k]
     return docs[approximate >= kth * (1 - slack)]
 
 
 @njit(cache=True, nogil=True)
-def _clear(partial, terms, left_out, indptr, cols, summed):  # pragma: no cover - compiled
-    """Zeros again where the summed lists wrote (all of it when they are that long)."""
-    if summed >= len(partial):
-        partial[:] = 0
-        return
-    for t in range(len(terms)):
-        if not left_out[t]:
-            for j in range(indptr[terms[t]], indptr[terms[t] + 1]):
-                partial[_doc(cols, j)] = 0
+def best_cover(shared, sizes, query_size, title_covered, query_covered):  # pragma: no cover
+    """The first position whose title covers the query best, or -1: `shared` terms of
+    a title of `sizes` terms, at least `title_covered` of the title and `query_covered`
+    of the query's `query_size` terms; the cover is the product of the two shares."""
+    best, best_cover = -1, 0.0
+    for i in range(len(shared)):
+        if sizes[i] == 0:
+            continue
+        title_share = shared[i] / sizes[i]
+        query_share = shared[i] / query_size
+        if title_share >= title_covered and query_share >= query_covered:
+            cover = title_share * query_share
+            if cover > best_cover:
+                best, best_cover = i, cover
+    return best

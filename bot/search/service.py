@@ -357,16 +357,9 @@ class SearchIndex:
             shared[where], title_sizes[where] = postings.shared_counts(
                 rows.indptr, rows.cols, local, ids.astype(rows.cols.dtype)
             )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            title_share = np.where(title_sizes > 0, shared / title_sizes, 0.0)
-        query_share = shared / len(query)
-        cover = np.where(
-            (title_share >= TITLE_COVERED) & (query_share >= QUERY_COVERED),
-            title_share * query_share,
-            0.0,
-        )
-        best = int(np.argmax(cover))  # the first of equal covers: ties keep the better BM25 rank
-        return best if cover[best] > 0 else None
+        # The first of equal covers: ties keep the better BM25 rank.
+        best = postings.best_cover(shared, title_sizes, len(query), TITLE_COVERED, QUERY_COVERED)
+        return best if best >= 0 else None
 
     def similar(self, paper_id: int, k: int = 5, max_terms: int = 30) -> list[Hit]:
         """Papers like this one: its most distinctive terms as a BM25 query."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -223,15 +224,15 @@ def test_searches_from_eight_threads_see_one_consistent_set_while_segments_chang
 ):
     """While papers arrive in small revisions and segments merge in the background,
     every search sees one whole set: the papers of one revision, each exactly once."""
-    base = realistic[:3_000]
+    base = realistic[:1_000]
     corpus = ChangingCorpus(base)
     service = SearchService(corpus, index_dir=tmp_path / "idx")
     service.current()
     # Every paper has this word once, so a search for it lists all live papers.
     marker = "zzqmarker"
     corpus.put([replace(p, text=p.text + " " + marker) for p in base])
-    service.current()
-    problems, stop = [], threading.Event()
+    service.current().rank([marker], 10)  # compiled before the threads start
+    problems, stop, seen = [], threading.Event(), []
 
     def search() -> None:
         while not stop.is_set():
@@ -240,24 +241,31 @@ def test_searches_from_eight_threads_see_one_consistent_set_while_segments_chang
             ids = [h.paper_id for h in hits]
             if len(ids) != len(set(ids)) or len(ids) != index.live_count():
                 problems.append((index.revision, len(ids), index.live_count()))
+            seen.append(index.revision)
+            time.sleep(0.002)  # a breath between searches, as between members' messages
 
     threads = [threading.Thread(target=search) for _ in range(8)]
     for thread in threads:
         thread.start()
     try:
-        for start in range(3_000, 3_600, 50):
+        for start in range(1_000, 1_600, 50):
             more = realistic[start : start + 50]
             corpus.put([replace(p, text=p.text + " " + marker) for p in more])
             service.current()
+            # The threads search each revision before the next one comes.
+            revision, deadline = corpus.revision(), time.monotonic() + 120
+            while seen.count(revision) < 8 and time.monotonic() < deadline:
+                time.sleep(0.01)
     finally:
         stop.set()
         for thread in threads:
             thread.join()
         service.wait_for_merges()
     assert problems == []
+    assert len(set(seen)) >= 12  # every revision was searched
     final = service.current()
-    assert final.live_count() == 3_600
-    assert len(final.rank([marker], 10_000)) == 3_600
+    assert final.live_count() == 1_600
+    assert len(final.rank([marker], 10_000)) == 1_600
 
 
 def test_an_index_of_one_segment_keeps_its_content(tmp_path):
