@@ -14,8 +14,9 @@ Two flat arrays views of the corpus (memory-mapped when loaded):
   computed from them as a query reads them (bot.search.postings, compiled), always
   with the statistics the index is scored with, so a returned score is the
   reference's value in float64;
-- term -> its highest impacts as float32 (the impact-ordered head of each long list):
-  the documents that give a first k-th best score and each term's maximum impact.
+- per term its highest impact (float32, rounded up), and for each long list the
+  documents of its HEAD highest impacts: the bounds of the pruning and the documents
+  that give a first k-th best score.
 
 `top` is MaxScore-like (see `_pruned`): the k-th best score among the heads says which of
 the longest lists cannot lift a document into the top k on their own; those are left out
@@ -169,7 +170,7 @@ class Bm25Index:
         segment, see bot.search.segments). `heads` (see `_heads`) and `term_max` (each
         term's highest impact) come with the stats they were computed with."""
         self.vocabulary = vocabulary
-        self.term_docs = term_docs
+        self.term_docs = SparseRows(*map(postings.frozen, term_docs.arrays("t").values()))
         self.doc_lengths = doc_lengths
         self.params = params
         self.doc_count = len(doc_lengths)
@@ -178,16 +179,16 @@ class Bm25Index:
             stats = Stats(
                 _okapi_idf(term_docs.row_lengths(), self.doc_count, params.epsilon), avgdl
             )
-        self.built = stats  # what the heads' float32 impacts were computed with
+        self.built = stats  # what the heads and term_max were computed with
         self._use(stats)
-        self.heads = self._heads() if heads is None else heads
+        self.heads = tuple(map(postings.frozen, self._heads() if heads is None else heads))
         self.term_max = self._highest() if term_max is None else term_max
 
     def _use(self, stats: Stats) -> None:
-        """Score exactly with these statistics. The heads' float32 impacts keep the
-        ones they were built with: each term's are off by the ratio of its idfs
-        (`scale`), and every impact by at most `drift` either way from the change of the
-        mean length, which `_pruned` widens its bounds by."""
+        """Score exactly with these statistics. The bounds keep the ones they were
+        built with: each term's are off by the ratio of its idfs (`scale`), and every
+        impact by at most `drift` either way from the change of the mean length, which
+        `_pruned` widens them by."""
         p = self.params
         self.idf = stats.idf
         self.norm = self._norm(stats.avgdl)
@@ -232,7 +233,7 @@ class Bm25Index:
     def counts(self) -> TermCounts:
         """The term frequencies this index was built from (to merge it with others)."""
         by_term = self.term_docs
-        plain = SparseRows(by_term.indptr, postings.unpack(by_term.cols), by_term.values)
+        plain = SparseRows(by_term.indptr, postings.unpack(by_term.cols, np.int32), by_term.values)
         rows = plain.transpose(self.doc_count)
         cols = rows.cols.astype(_smallest_unsigned(max(len(self.vocabulary) - 1, 0)))
         return TermCounts(
@@ -428,7 +429,7 @@ class Bm25Index:
             self.term_docs.indptr,
             self.term_docs.cols,
             self.term_docs.values,
-            self.built.idf,
+            postings.frozen(self.built.idf),
             self.k1_plus_1,
             self._norm(self.built.avgdl),
         )

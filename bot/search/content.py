@@ -10,7 +10,7 @@ Building tokenises papers in batches; past `PARALLEL_AFTER` papers the batches g
 worker processes (tokenising is pure Python and dominates a build). Given the previous
 version, a build re-tokenises only papers whose content hash changed or that are new,
 and reuses the other rows: the global statistics (N, avgdl, idf) change with every
-import, so the impact-ordered lists are always recomputed, but that is numpy work.
+import, so each term's bounds are always recomputed, but that is compiled work.
 """
 
 from __future__ import annotations

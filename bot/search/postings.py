@@ -29,6 +29,46 @@ DOC_BYTES = 3
 MAX_DOCS = 1 << (8 * DOC_BYTES)
 
 
+def frozen(array: np.ndarray) -> np.ndarray:
+    """A read-only view. numba compiles a function once per argument type, and a
+    writable array is another type than a read-only one: the index hands its arrays
+    to the loops read-only, built in memory or memory-mapped alike, so that each loop
+    is compiled (and cached) once, not again at the first search of a new segment."""
+    view = np.asarray(array).view()
+    view.flags.writeable = False
+    return view
+
+
+_warmed = False
+
+
+def warm() -> None:
+    """Compile (or load from the disk cache) the loops a search runs, with the types
+    the index gives them: once per process, at start-up, not during a member's first
+    search (a first compile takes seconds; loading from the cache, milliseconds)."""
+    global _warmed
+    if _warmed:
+        return
+    _warmed = True
+    docs = pack(np.array([0, 1], dtype=np.int64))
+    indptr, cols = frozen(np.array([0, 2], dtype=np.int64)), frozen(docs)
+    values = frozen(np.array([1, 2], dtype=np.uint8))
+    heads = (frozen(np.zeros(0, dtype=np.int64)), frozen(np.zeros(0, dtype=np.int32)))
+    terms, weights = np.array([0], dtype=np.int64), np.array([1.0])
+    norm, norm32 = np.ones(2), np.ones(2, dtype=np.float32)
+    found = contenders(1, terms, weights, weights, 1, 0.5, 1e-4, indptr, cols, values, heads,
+                       np.zeros(0, dtype=np.bool_), 2.5, norm, norm32,
+                       np.zeros(2, dtype=np.float32))
+    ranked(1, found, terms, weights, terms, indptr, cols, values, 2.5, norm)
+    terms_of(0, indptr, cols, values)
+    live_doc_freq(indptr, cols, np.ones(2, dtype=np.bool_))
+    highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)
+    for width in (np.uint8, np.uint16, np.uint32):  # title term ids: as many bytes as needed
+        shared_counts(indptr, frozen(np.zeros(2, dtype=width)), np.zeros(1, dtype=np.int64),
+                      np.zeros(1, dtype=width))
+    best_cover(np.ones(1, dtype=np.int64), np.ones(1, dtype=np.int64), 1, 0.5, 0.5)
+
+
 def pack(docs: np.ndarray) -> np.ndarray:
     """Document numbers (below MAX_DOCS) as rows of DOC_BYTES little-endian bytes."""
     if len(docs) and int(docs.max()) >= MAX_DOCS:
@@ -37,11 +77,12 @@ def pack(docs: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(wide[:, :DOC_BYTES])
 
 
-def unpack(packed: np.ndarray) -> np.ndarray:
-    """The document numbers of `pack`'s rows, as int64."""
+def unpack(packed: np.ndarray, dtype: type = np.int64) -> np.ndarray:
+    """The document numbers of `pack`'s rows (int32 halves the memory of a merge)."""
     wide = np.zeros((len(packed), 4), dtype=np.uint8)
     wide[:, :DOC_BYTES] = packed
-    return wide.view("<u4").ravel().astype(np.int64)
+    numbers = wide.view("<u4").ravel()  # below 2**24: the same bits as int32
+    return numbers.view(np.int32) if dtype == np.int32 else numbers.astype(dtype)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -213,6 +254,20 @@ def _seeds(take, terms, lengths, indptr, cols, heads, allowed):  # pragma: no co
 
 
 @njit(cache=True, nogil=True)
+def _add_term(out, docs, term, weight, indptr, cols, values, k1_plus_1, norm):  # pragma: no cover
+    """out[i] += the term's impact in docs[i] (ascending; nothing where it is absent)."""
+    end = indptr[term + 1]
+    lo = indptr[term]
+    for i in range(len(docs)):
+        lo = _first_doc_at_least(cols, lo, end, docs[i])
+        if lo == end:
+            return
+        if _doc(cols, lo) == docs[i]:
+            tf = np.float64(values[lo])
+            out[i] += weight * tf * k1_plus_1 / (tf + norm[docs[i]])
+
+
+@njit(cache=True, nogil=True)
 def _kth_seed_score(k, take, terms, lengths, weights, indptr, cols, values, heads, allowed,
                     k1_plus_1, norm):  # pragma: no cover - compiled
     """The k-th best score among the best postings of each term (taking more until k
@@ -222,15 +277,8 @@ def _kth_seed_score(k, take, terms, lengths, weights, indptr, cols, values, head
         if len(seeds) >= k:
             scores = np.zeros(len(seeds), dtype=np.float64)
             for t in range(len(terms)):
-                start, end = indptr[terms[t]], indptr[terms[t] + 1]
-                lo = start
-                for i in range(len(seeds)):
-                    lo = _first_doc_at_least(cols, lo, end, seeds[i])
-                    if lo == end:
-                        break
-                    if _doc(cols, lo) == seeds[i]:
-                        tf = np.float64(values[lo])
-                        scores[i] += weights[t] * tf * k1_plus_1 / (tf + norm[seeds[i]])
+                _add_term(scores, seeds, terms[t], weights[t], indptr, cols, values, k1_plus_1,
+                          norm)
             return np.partition(scores, len(scores) - k)[len(scores) - k]
         if whole:
             return 0.0
@@ -319,15 +367,8 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
         return docs
     for t in range(len(terms)):
         if left_out[t]:
-            start, end = indptr[terms[t]], indptr[terms[t] + 1]
-            lo = start
-            for i in range(len(docs)):
-                lo = _first_doc_at_least(cols, lo, end, docs[i])
-                if lo == end:
-                    break
-                if _doc(cols, lo) == docs[i]:
-                    tf = np.float64(values[lo])
-                    approximate[i] += weights[t] * tf * k1_plus_1 / (tf + norm[docs[i]])
+            _add_term(approximate, docs, terms[t], weights[t], indptr, cols, values, k1_plus_1,
+                      norm)
     kth = np.partition(approximate, len(docs) - k)[len(docs) - k]
     return docs[approximate >= kth * (1 - slack)]
 

@@ -10,9 +10,10 @@ step that changes one.
 Scores stay exactly rank-bm25's: the statistics (number of documents, mean length,
 each term's document frequency and the floored idf) are those of the live documents
 of all segments together (`global_stats`), and each segment is scored with them. A
-segment's stored float32 impacts were computed with the statistics of the day it was
-written; bot.search.bm25 corrects them per term and widens its bounds by how far the
-mean length moved since, and computes every returned score exactly.
+segment stores frequencies, so its scores are exact for any statistics; only its
+bounds (each term's highest impact, the documents of its best impacts) were computed
+with the statistics of the day it was written, and bot.search.bm25 corrects them per
+term and widens them by how far the mean length moved since.
 
 Segments merge into larger ones (`merge_plan`, like a binary counter: the newest
 merge while the one before is no larger than they are together), so there are a few
@@ -104,8 +105,8 @@ def global_stats(
 def joined(
     older: Sequence[IndexContent], new: IndexContent, params: Bm25Params
 ) -> IndexContent:
-    """`new`, about to follow the `older` segments, with its impacts recomputed from the
-    global statistics of them all: exact for the index it joins when it is written."""
+    """`new`, about to follow the `older` segments, with its bounds recomputed from the
+    global statistics of them all: tight for the index it joins when it is written."""
     contents = [*older, new]
     stats = global_stats(contents, live_masks(contents), params)[-1]
     return new.with_bm25(new.bm25.reimpacted(stats))

@@ -355,7 +355,10 @@ class SearchIndex:
             )
             rows = part.content.title_terms
             shared[where], title_sizes[where] = postings.shared_counts(
-                rows.indptr, rows.cols, local, ids.astype(rows.cols.dtype)
+                postings.frozen(rows.indptr),
+                postings.frozen(rows.cols),
+                local,
+                ids.astype(rows.cols.dtype),
             )
         # The first of equal covers: ties keep the better BM25 rank.
         best = postings.best_cover(shared, title_sizes, len(query), TITLE_COVERED, QUERY_COVERED)
@@ -421,6 +424,7 @@ class SearchService:
         self.fingerprint = fingerprint(self.tokenizer, params)
         self.merge_in_background = merge_in_background
         self._index: SearchIndex | None = None
+        postings.warm()  # the compiled loops, before a member's first search needs them
         self._lock = threading.Lock()
         self._merger: threading.Thread | None = None
 

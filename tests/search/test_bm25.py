@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.search import bm25
+from bot.search import bm25, postings
 from bot.search.bm25 import Bm25Index, Bm25Params
 from bot.search.files import IndexStore
 
@@ -145,3 +145,45 @@ def test_empty_corpus_has_no_hits():
     index = Bm25Index.build([])
     assert index.top(["anything"], 3) == []
     assert len(index.scores(["anything"])) == 0
+
+
+def test_document_numbers_take_three_bytes_and_a_segment_refuses_more():
+    docs = np.array([0, 1, 255, 256, 65_535, 65_536, 2**24 - 1])
+    packed = postings.pack(docs)
+    assert packed.shape == (len(docs), 3) and packed.dtype == np.uint8
+    assert postings.unpack(packed).tolist() == docs.tolist()
+    assert postings.unpack(packed, np.int32).tolist() == docs.tolist()
+    with pytest.raises(ValueError, match="16,777,215"):
+        postings.pack(np.array([2**24]))
+
+
+def test_one_documents_terms_and_a_merge_read_back_from_the_postings():
+    """No document -> terms rows are stored: `doc_impacts` and `counts` recover them."""
+    rng = np.random.default_rng(4)
+    words = [f"w{i}" for i in range(50)]
+    docs = [list(rng.choice(words, size=int(rng.integers(1, 30)))) for _ in range(300)]
+    index = Bm25Index.build(docs)
+    for doc in (0, 150, 299):
+        terms, impacts = index.doc_impacts(doc)
+        assert [index.vocabulary[t] for t in terms] == sorted(set(docs[doc]))
+        assert np.all(impacts > 0)
+    counts = index.counts()
+    for doc in (0, 150, 299):
+        start, end = counts.rows.bounds(doc)
+        pairs = zip(counts.rows.cols[start:end], counts.rows.values[start:end])
+        got = {counts.vocabulary[t]: int(f) for t, f in pairs}
+        assert got == {w: docs[doc].count(w) for w in set(docs[doc])}
+
+
+def test_an_index_hands_its_loops_one_type_built_or_loaded(corpus_tokens, tmp_path):
+    """Each compiled loop is compiled once (and cached): an index built in memory and
+    the same index memory-mapped from disk give them read-only arrays alike."""
+    built = Bm25Index.build(corpus_tokens)
+    loaded = _saved_and_loaded(built, tmp_path)
+    for index in (built, loaded):
+        arrays = [*index.term_docs.arrays("t").values(), *index.heads]
+        assert not any(a.flags.writeable for a in arrays)
+    signatures = len(postings.contenders.signatures)
+    for index in (built, loaded):
+        index.top(corpus_tokens[0][:3], 5)
+    assert len(postings.contenders.signatures) <= max(signatures, 1)
