@@ -283,7 +283,8 @@ class Bm25Index:
         ids, weights = self.term_ids(query_tokens)
         docs = self.candidates(query_tokens)
         scores = np.zeros(self.doc_count, dtype=np.float64)
-        scores[docs] = self._exact(docs, ids, self._sequence(query_tokens, ids))[0]
+        hits, hit_scores, _tf = self._ranked(len(docs), docs, ids, query_tokens)
+        scores[hits] = hit_scores
         return scores
 
     def candidates(self, query_tokens: Sequence[str]) -> np.ndarray:
@@ -320,7 +321,27 @@ class Bm25Index:
             docs = docs if allowed is None else docs[allowed[docs]]
         else:
             docs = self._pruned(ids, weights, k, allowed)
-        best, scores, tf = postings.ranked(
+        best, scores, tf = self._ranked(k, docs, ids, query_tokens)
+        # term_ids keeps the known tokens in query order: `known` lines up with `ids`.
+        tokens = list(dict.fromkeys(query_tokens))
+        known = tuple(t for t in tokens if self.vocabulary.find(t) is not None)
+        return [
+            (doc, score, Matched(flags, known))
+            for doc, score, flags in zip(best.tolist(), scores.tolist(), (tf > 0).tolist())
+        ]
+
+    def _sequence(self, query_tokens: Sequence[str], ids: np.ndarray) -> np.ndarray:
+        """For each known query token in order, its column in `ids`."""
+        column = {int(t): i for i, t in enumerate(ids)}
+        found = (self.vocabulary.find(token) for token in query_tokens)
+        return np.array([column[t] for t in found if t is not None], dtype=np.int64)
+
+    def _ranked(
+        self, k: int, docs: np.ndarray, ids: np.ndarray, query_tokens: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """bot.search.postings.ranked over these (ascending) documents: the k best,
+        their exact scores and their frequency per query term (columns in `ids` order)."""
+        return postings.ranked(
             k,
             np.ascontiguousarray(docs, dtype=np.int64),
             ids,
@@ -332,49 +353,6 @@ class Bm25Index:
             self.k1_plus_1,
             self.norm,
         )
-        # term_ids keeps the known tokens in query order: `known` lines up with `ids`.
-        tokens = list(dict.fromkeys(query_tokens))
-        known = tuple(t for t in tokens if self.vocabulary.find(t) is not None)
-        return [
-            (doc, score, Matched(flags, known))
-            for doc, score, flags in zip(best.tolist(), scores.tolist(), (tf > 0).tolist())
-        ]
-
-    def score_docs(
-        self, docs: np.ndarray, ids: np.ndarray, weights: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Exact float64 scores of the given (ascending) documents and how many query
-        terms each has."""
-        sequence = np.repeat(np.arange(len(ids)), weights.astype(np.int64))
-        scores, tf = self._exact(docs, ids, sequence)
-        return scores, np.count_nonzero(tf, axis=1)
-
-    def _sequence(self, query_tokens: Sequence[str], ids: np.ndarray) -> np.ndarray:
-        """For each known query token in order, its column in `ids`."""
-        column = {int(t): i for i, t in enumerate(ids)}
-        found = (self.vocabulary.find(token) for token in query_tokens)
-        return np.array([column[t] for t in found if t is not None], dtype=np.int64)
-
-    def _exact(
-        self, docs: np.ndarray, ids: np.ndarray, sequence: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, frequency per document and query term, columns in `ids` order). The
-        impacts are added up token by token in the query's order, as rank-bm25 adds
-        them: documents that tie there tie here, to the last bit."""
-        impacts, tf = postings.exact_impacts(
-            np.ascontiguousarray(docs, dtype=np.int64),
-            ids,
-            self.idf[ids],
-            self.term_docs.indptr,
-            self.term_docs.cols,
-            self.term_docs.values,
-            self.k1_plus_1,
-            self.norm,
-        )
-        scores = np.zeros(len(docs), dtype=np.float64)
-        for column in sequence.tolist():
-            scores += impacts[:, column]
-        return scores, tf
 
     def doc_impacts(self, doc: int) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, exact impacts) of one document's terms."""
