@@ -61,6 +61,10 @@ def merged(sources: Iterable[tuple[SourceKey, dict[str, Any]]]) -> dict[str, Any
     ordered = [{**EMPTY, **fields} for _, fields in sorted(sources, key=lambda s: s[0])]
     if not ordered:
         raise ValueError("a paper has at least one source")
+    return _alone(ordered[0]) if len(ordered) == 1 else _of_several(ordered)
+
+
+def _of_several(ordered: list[dict[str, Any]]) -> dict[str, Any]:
     titled = min(ordered, key=lambda f: f["title_derived"])  # min keeps the first of equals
     values = {
         "title": titled["title"],
@@ -73,6 +77,23 @@ def merged(sources: Iterable[tuple[SourceKey, dict[str, Any]]]) -> dict[str, Any
     }
     for name in EARLIEST_WITH_VALUE:
         values[name] = next((f[name] for f in ordered if f[name] not in (None, "")), None)
+    return values
+
+
+def _alone(fields: dict[str, Any]) -> dict[str, Any]:
+    """The rule above for a paper of one source (nearly every paper of a large import),
+    without its comparisons: that source's fields, each list once per item."""
+    values = {
+        "title": fields["title"],
+        "title_derived": fields["title_derived"],
+        "abstract": fields["abstract"],
+        "authors": list(fields["authors"]),
+        "tags": list(dict.fromkeys(fields["tags"])),
+        "notes": list(dict.fromkeys(fields["notes"])),
+    }
+    for name in EARLIEST_WITH_VALUE:
+        value = fields[name]
+        values[name] = None if value == "" else value
     return values
 
 

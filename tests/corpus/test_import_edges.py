@@ -96,6 +96,9 @@ def test_a_title_past_the_title_key_column_is_refused(library, tmp_path):
     assert library.import_file(fits).added == 1
     long = jsonl(tmp_path / "long.jsonl", GOOD, {"title": "word " * 200, "abstract": "x."})
     refused(library, long, 2, "the title is 999 characters long, at most 512 fit: shorten it")
+    # Folding can lengthen a title: 300 ligatures "ﬁ" make a key of 600 characters.
+    folded = jsonl(tmp_path / "folded.jsonl", GOOD, {"title": "\ufb01" * 300, "abstract": "x."})
+    refused(library, folded, 2, "the title is 600 characters long, at most 512 fit: shorten it")
 
 
 def test_an_external_id_past_its_column_is_refused(library, tmp_path):

@@ -68,3 +68,17 @@ def test_a_single_source_shows_exactly_what_it_said():
                          presentation="p", award="w", venue="v", year=2020, tags=["t"], notes=["n"])
     shown = merged([(("c", "s", 1), source_fields(record))])
     assert shown == {k: v for k, v in source_fields(record).items() if k != "external_ids"}
+
+
+def test_a_single_source_follows_the_rule_of_several():
+    """merged() takes a short way for one source; it shows what the general rule shows of
+    that source alone: repeated tags and notes once, an empty value as none, a year 0 kept."""
+    from bot.corpus.merge import EMPTY, _alone, _of_several
+
+    odd = {**EMPTY, **fields(title="T", tags=["a", "b", "a"], notes=["n", "n"], url="",
+                             venue="", year=0, title_derived=True, authors=["x", "x"])}
+    cases = [odd, *({**EMPTY, **f} for _key, f in SOURCES)]
+    for case in cases:
+        assert _alone(case) == _of_several([case])
+    assert _alone(odd)["tags"] == ["a", "b"] and _alone(odd)["url"] is None
+    assert _alone(odd)["year"] == 0 and _alone(odd)["authors"] == ["x", "x"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -72,6 +73,16 @@ def test_each_sample_is_detected_and_read_completely(fmt: str) -> None:
     assert len(records) == SAMPLES[fmt][1]
     assert all(r.title and r.title == r.title.strip() and "  " not in r.title for r in records)
     assert [r.line for r in records] == sorted({r.line for r in records})
+
+
+def test_clean_space_collapses_every_whitespace_a_regex_knows() -> None:
+    """Every character `\\s` matches (NBSP, line and paragraph separators, the C0
+    separators) is a space to clean_space, and no other is."""
+    spaces = [chr(c) for c in range(0x3001) if re.fullmatch(r"\s", chr(c))]
+    assert {"\u00a0", "\u2028", "\x1c", "\x85", "\u3000"} <= set(spaces)
+    for space in spaces:
+        assert clean_space(f"{space}a{space}{space}b{space}") == "a b"
+    assert clean_space("a\u200bb c") == "a\u200bb c"  # a zero-width space is no space
 
 
 def test_every_format_has_a_reader() -> None:
