@@ -22,7 +22,7 @@ from bot import __version__
 from bot.adding.imports import AddProblem, import_reference, is_reference
 from bot.adding.providers import Providers
 from bot.app import ConfigError, Services, build_services, utc_now
-from bot.corpus.library import ImportSummary, Library
+from bot.corpus.library import ImportSummary, Library, Written
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, database_problem
@@ -65,26 +65,30 @@ def cmd_import(args: argparse.Namespace) -> int:
     services = open_services(args.database_url)
     failed = 0
     providers = None
-    for path in args.paths:
-        try:
-            if not Path(path).exists() and is_reference(path):  # a paper's link or id: fetched
-                providers = providers or Providers.from_env()
-                summary = import_reference(services.library, providers, path, args.collection)
-            else:
-                summary = import_with_progress(services.library, Path(path), args.collection, args.format)
-        except AddProblem as problem:
-            failed += 1
-            print(f"error: {path}: {problem}", file=sys.stderr)
-            continue
-        except (CorpusFormatError, OSError) as problem:
-            failed += 1
-            print(f"error: {_where(problem, path)}", file=sys.stderr)
-            print(f"{path}: nothing imported", file=sys.stderr)
-            continue
-        print(format_summary(summary))
-        for warning in summary.warnings:  # imported, but it looks cut: the operator decides
-            print(warning, file=sys.stderr)
-    search_cli.update_index(services.search)
+    # The papers are tokenised for the index as they are written, on the idle cores.
+    with services.search.ahead() as written:
+        for path in args.paths:
+            try:
+                if not Path(path).exists() and is_reference(path):  # a link or id: fetched
+                    providers = providers or Providers.from_env()
+                    summary = import_reference(services.library, providers, path, args.collection)
+                else:
+                    summary = import_with_progress(
+                        services.library, Path(path), args.collection, args.format, written
+                    )
+            except AddProblem as problem:
+                failed += 1
+                print(f"error: {path}: {problem}", file=sys.stderr)
+                continue
+            except (CorpusFormatError, OSError) as problem:
+                failed += 1
+                print(f"error: {_where(problem, path)}", file=sys.stderr)
+                print(f"{path}: nothing imported", file=sys.stderr)
+                continue
+            print(format_summary(summary))
+            for warning in summary.warnings:  # imported, but it looks cut: the operator decides
+                print(warning, file=sys.stderr)
+        search_cli.update_index(services.search)
     return 1 if failed else 0
 
 
@@ -94,16 +98,26 @@ def _where(problem: Exception, path: str) -> str:
     return f"{path}: {getattr(problem, 'strerror', None) or problem}"
 
 
-def import_with_progress(library: Library, path: Path, collection: str | None, fmt: str | None) -> ImportSummary:
+def import_with_progress(
+    library: Library,
+    path: Path,
+    collection: str | None,
+    fmt: str | None,
+    written: Written | None = None,
+) -> ImportSummary:
     """A progress bar on a terminal for large files; plain output when piped."""
     if not sys.stderr.isatty():
-        return library.import_file(path, collection, fmt)
+        return library.import_file(path, collection, fmt, written=written)
     from rich.progress import Progress
 
     with Progress(transient=True) as progress:
         task = progress.add_task(f"importing {path.name}", total=None)
         return library.import_file(
-            path, collection, fmt, progress=lambda done, total: progress.update(task, completed=done, total=total)
+            path,
+            collection,
+            fmt,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+            written=written,
         )
 
 

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import Table, func, insert, select, text, update
+from sqlalchemy import Table, Text, cast, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
+from bot.collector import without_cycle_collection
 from bot.corpus import identifiers
 from bot.corpus.merge import EMPTY, merged, source_fields
 from bot.corpus.readers import read_path, truncation_warnings
@@ -55,6 +56,7 @@ _FIELDS = ("abstract", "url", "track", "presentation", "award", "venue", "year")
 _SHOWN = ("title", "title_derived", "authors", *_FIELDS, "tags", "notes")
 
 Pair = tuple[str, str]  # (scheme, value) of an external id
+Written = Callable[[list[IndexedPaper]], None]
 Place = tuple[str, str]  # (collection, source file): one source of a paper
 
 
@@ -250,6 +252,8 @@ class _Existing:
     # The stored papers the next papers of the import match, read ahead (_load_matched)
     # and held here: the session itself keeps only the papers it has to write back.
     loaded: list[Paper] = field(default_factory=list)
+    # Told the new papers of each flush as the search index reads them (Written).
+    written: Written | None = None
 
     def owners(self, session: Session, pairs: Iterable[Pair]) -> dict[Pair, int | None]:
         """The paper holding each id, or None; asks the database only for unknown ones."""
@@ -288,8 +292,12 @@ class _Existing:
         the drafts' ids are kept, not the drafts: an import can hold a million papers.
         The session goes first: an id a stored paper let go of may be a draft's now."""
         session.flush()
-        self.flushed.extend(_write_drafts(session, list(self.created.values())))  # keys in order
+        drafts = list(self.created.values())  # keys in order
+        ids = _write_drafts(session, drafts)
+        self.flushed.extend(ids)
         self.created.clear()
+        if self.written is not None and ids:
+            self.written([_as_indexed(pid, draft) for pid, draft in zip(ids, drafts, strict=True)])
 
     def changed_ids(self) -> list[int]:
         """The ids of the papers this import added or updated (once all are flushed)."""
@@ -308,20 +316,23 @@ class Library:
         collection: str | None = None,
         fmt: str | None = None,
         progress: Callable[[int, int], None] | None = None,
+        written: Written | None = None,
     ) -> ImportSummary:
         """Read and store one file; a malformed file raises before anything is written."""
         path = Path(path)
         collection = collection or default_collection(path)
         _check_names(collection, path.name, str(path))  # before reading: a wrong name fails fast
-        detected, records = read_path(path, fmt)
-        return self.import_records(
-            records,
-            collection=collection,
-            source=path.name,
-            fmt=detected,
-            progress=progress,
-            path=str(path),
-        )
+        with without_cycle_collection():
+            detected, records = read_path(path, fmt)
+            return self.import_records(
+                records,
+                collection=collection,
+                source=path.name,
+                fmt=detected,
+                progress=progress,
+                path=str(path),
+                written=written,
+            )
 
     def import_records(
         self,
@@ -332,6 +343,7 @@ class Library:
         fmt: str,
         progress: Callable[[int, int], None] | None = None,
         path: str | None = None,
+        written: Written | None = None,
     ) -> ImportSummary:
         """Store records, all or none; `path` names the file in errors (default: `source`).
 
@@ -339,7 +351,22 @@ class Library:
         a record read back from an export goes back into the sources it names.
         Every record is checked against the columns first, so that a value PostgreSQL
         would refuse (and SQLite store) refuses the whole import on both, at its FILE:LINE.
+        `written` is told the new papers as they are written, before the import commits
+        (or rolls back): the search index tokenises them meanwhile (SearchService.ahead).
         """
+        with without_cycle_collection():
+            return self._import_records(records, collection, source, fmt, progress, path, written)
+
+    def _import_records(
+        self,
+        records: list[PaperRecord],
+        collection: str,
+        source: str,
+        fmt: str,
+        progress: Callable[[int, int], None] | None,
+        path: str | None,
+        written: Written | None,
+    ) -> ImportSummary:
         path = path or source
         _check_names(collection, source, path)
         for record in records:
@@ -349,6 +376,7 @@ class Library:
         summary.warnings = truncation_warnings(fmt, records, path)
         with self.db.session() as session:
             existing = _load_existing(session, papers)
+            existing.written = written
             for done, paper in enumerate(papers, 1):
                 if (done - 1) % CHUNK == 0:
                     ahead = papers[done - 1 : done - 1 + CHUNK]
@@ -445,8 +473,11 @@ class Library:
         columns the index wants and each paper's collections, two queries a chunk, rather
         than Paper objects with their sources' fields (an abstract each) and ids."""
         papers, sources = Paper.__table__, PaperSource.__table__
-        names = ("id", "title", "abstract", "notes", "authors", "track", "award", "tags")
-        columns = [papers.c[name] for name in names]
+        names = ("id", "title", "abstract", "track", "award")
+        # The three JSON lists as their text, decoded by one json.loads a row: a third of
+        # the calls, which cost more than the decoding itself (a list is mostly short).
+        lists = [cast(papers.c[name], Text) for name in ("authors", "tags", "notes")]
+        columns = [*(papers.c[name] for name in names), *lists]
         last = 0
         while True:
             with self.db.session() as session:
@@ -460,16 +491,17 @@ class Library:
                 query = query.where(sources.c.paper_id.in_(ids))
                 for paper_id, collection in session.execute(query):
                     held.setdefault(paper_id, set()).add(collection)
-            for row in rows:
+            for paper_id, title, abstract, track, award, *texts in rows:
+                authors, tags, notes = json.loads(f"[{','.join(texts)}]")
                 yield IndexedPaper(
-                    paper_id=row.id,
-                    title=row.title,
-                    text=searchable_text(row),
-                    authors=row.authors,
-                    track=row.track,
-                    award=row.award,
-                    collections=sorted(held.get(row.id, ())),  # as Paper.collections
-                    tags=row.tags,
+                    paper_id=paper_id,
+                    title=title,
+                    text="\n".join([title, abstract, *notes]),  # as searchable_text
+                    authors=authors,
+                    track=track,
+                    award=award,
+                    collections=sorted(held.get(paper_id, ())),  # as Paper.collections
+                    tags=tags,
                 )
             last = ids[-1]
 
@@ -544,6 +576,20 @@ def _normalise_and_check(record: PaperRecord, path: str) -> None:
             ("the source's format", restored.format, FORMAT_MAX),
         ):
             check_name(what, value, limit, path, "shorten it", line=record.line)
+
+
+def _as_indexed(paper_id: int, draft: _Draft) -> IndexedPaper:
+    """A new paper as `_indexed` will read it back once written."""
+    return IndexedPaper(
+        paper_id=paper_id,
+        title=draft.title,
+        text=searchable_text(draft),
+        authors=draft.authors,
+        track=draft.track,
+        award=draft.award,
+        collections=sorted({s.collection for s in draft.sources}),
+        tags=draft.tags,
+    )
 
 
 def searchable_text(paper: Any) -> str:
@@ -896,8 +942,14 @@ def _bulk_insert(
     ]
     if processors:
         rows = [list(row) for row in rows]
-        for row in rows:
-            for place, processor in processors:
+        for place, processor in processors:
+            first = rows[0][place]
+            if all(row[place] is first for row in rows):  # a timestamp: processed once
+                value = processor(first)
+                for row in rows:
+                    row[place] = value
+                continue
+            for row in rows:
                 row[place] = processor(row[place])
     quote = dialect.identifier_preparer.quote
     into = f"{quote(table.name)} ({', '.join(quote(name) for name in columns)})"

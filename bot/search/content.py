@@ -7,7 +7,8 @@ as written for those a reply lists, and the words as written that did-you-mean s
 memory-maps back.
 
 Building tokenises papers in batches; past `PARALLEL_AFTER` papers the batches go to
-worker processes (tokenising is pure Python and dominates a build). Given the previous
+worker processes (tokenising is pure Python and dominates a build). `paperclub import`
+has them tokenised earlier still, while it writes them (`TokenisedAhead`). Given the previous
 version, a build re-tokenises only papers whose content hash changed or that are new,
 and reuses the other rows: the global statistics (N, avgdl, idf) change with every
 import, so each term's bounds are always recomputed, but that is compiled work.
@@ -16,6 +17,7 @@ import, so each term's bounds are always recomputed, but that is compiled work.
 from __future__ import annotations
 
 import hashlib
+import logging
 import multiprocessing
 import os
 import re
@@ -30,10 +32,13 @@ from operator import itemgetter
 
 import numpy as np
 
+from bot.collector import without_cycle_collection
 from bot.search.arrays import Arrays, SparseRows, StringTable
 from bot.search.bm25 import Bm25Index, Bm25Params, TermCounts
 from bot.search.suggest import Spelling, WordCounts
 from bot.search.tokens import Tokenizer, fold
+
+log = logging.getLogger(__name__)
 
 FILTER_FIELDS = ("author", "track", "in", "tag")
 # Fields whose values a reply lists when one typed matches nothing ("tracks: Oral, ...");
@@ -43,6 +48,10 @@ SPELLING_MIN_PAPERS = 2  # a word is suggested only if its stem is in this many 
 BATCH = 2_000  # papers a worker tokenises per task
 GROUP = 50  # batches merged together as they arrive
 PARALLEL_AFTER = 20_000  # below this, starting worker processes costs more than it saves
+AHEAD_NICENESS = 10  # TokenisedAhead's workers yield the CPU to the import writing
+# TokenisedAhead starts its workers at an import's first flush of new papers (5,000): on
+# cores that would idle, their start costs the import nothing.
+AHEAD_AFTER = 5_000
 
 
 @dataclass(frozen=True)
@@ -284,10 +293,14 @@ class IndexContent:
         params: Bm25Params = Bm25Params(),
         previous: IndexContent | None = None,
         workers: int | None = None,
+        ahead: Batch | None = None,
     ) -> IndexContent:
-        """The index of `papers`; rows of `previous` whose paper is unchanged are reused."""
+        """The index of `papers`; rows of `previous` whose paper is unchanged are reused,
+        and so are those of `ahead` (papers tokenised while an import wrote them)."""
         reused: list[int] = []
+        taken: list[int] = []
         fresh = _unchanged_filter(papers, previous, reused)
+        fresh = _unchanged_filter(fresh, ahead, taken)
         groups: list[Batch] = []
         waiting: list[Batch] = []
         for batch in _tokenised(fresh, tokenizer, workers or os.cpu_count() or 1):
@@ -300,6 +313,8 @@ class IndexContent:
             groups.append(Batch.merge(waiting))
         if previous is not None and reused:
             groups.insert(0, previous._as_batch().take(np.asarray(reused, dtype=np.int64)))
+        if ahead is not None and taken:
+            groups.insert(0, ahead.take(np.asarray(taken, dtype=np.int64)))
         batch = Batch.merge(groups) if groups else Batch.of([], tokenizer)
         return cls._assemble(batch, params, tokenizer)
 
@@ -416,20 +431,24 @@ def _spelling(
 
 
 def _unchanged_filter(
-    papers: Iterable[IndexedPaper], previous: IndexContent | None, reused: list[int]
+    papers: Iterable[IndexedPaper], previous: IndexContent | Batch | None, reused: list[int]
 ) -> Iterator[IndexedPaper]:
-    """The papers `previous` does not hold as they are now; the documents it can reuse
-    are appended to `reused` as a side effect while the stream is consumed."""
+    """The papers `previous` (its paper ids sorted) does not hold as they are now; the
+    documents it can reuse are appended to `reused` as a side effect while the stream is
+    consumed."""
+    if previous is None:
+        yield from papers
+        return
+    count = len(previous.paper_ids)
     for paper in papers:
-        if previous is not None:
-            doc = int(np.searchsorted(previous.paper_ids, paper.paper_id))
-            if (
-                doc < previous.doc_count
-                and previous.paper_ids[doc] == paper.paper_id
-                and previous.hashes[doc] == content_hash(paper)
-            ):
-                reused.append(doc)
-                continue
+        doc = int(np.searchsorted(previous.paper_ids, paper.paper_id))
+        if (
+            doc < count
+            and previous.paper_ids[doc] == paper.paper_id
+            and previous.hashes[doc] == content_hash(paper)
+        ):
+            reused.append(doc)
+            continue
         yield paper
 
 
@@ -456,7 +475,10 @@ def _tokenised(
         if len(waiting) * BATCH > PARALLEL_AFTER and workers > 1:
             break
     else:
-        yield from (Batch.of(batch, tokenizer) for batch in waiting)
+        for batch in waiting:
+            with without_cycle_collection():
+                tokenised = Batch.of(batch, tokenizer)
+            yield tokenised
         return
     context = multiprocessing.get_context("spawn")  # fork is unsafe in a threaded bot
     with ProcessPoolExecutor(
@@ -474,15 +496,99 @@ def _tokenised(
             yield pending.popleft().result()
 
 
+class TokenisedAhead:
+    """Papers tokenised while an import is still writing them, on worker processes that
+    use the cores the import leaves idle, for the build that follows. The import writes
+    on one core: the workers run at a lower priority (AHEAD_NICENESS) so that they never
+    slow it, and have every core once it is done and waits for them.
+
+    The build takes a paper's rows from here only where the paper's content hash is the
+    one it reads from the database: a paper a later record of the import merged into,
+    or one of a file whose import was refused and rolled back, is tokenised again.
+    Below AHEAD_AFTER papers nothing is tokenised here: the build does it faster than
+    a worker process starts."""
+
+    def __init__(self, tokenizer_type: type[Tokenizer], workers: int | None = None) -> None:
+        self._tokenizer_type = tokenizer_type
+        self._workers = workers or os.cpu_count() or 1
+        self._waiting: list[IndexedPaper] = []  # not yet a whole batch (or a pool's worth)
+        self._pool: ProcessPoolExecutor | None = None
+        self._pending: deque[Future[Batch]] = deque()
+        self._arrived: list[Batch] = []
+        self._groups: list[Batch] = []
+        self._failed = False
+
+    def add(self, papers: Sequence[IndexedPaper]) -> None:
+        if self._failed:
+            return
+        self._waiting.extend(papers)
+        if self._pool is None and len(self._waiting) < AHEAD_AFTER:
+            return
+        whole = len(self._waiting) - len(self._waiting) % BATCH
+        self._submit(self._waiting[:whole])
+        self._waiting = self._waiting[whole:]
+        self._collect(wait=False)
+
+    def result(self) -> Batch | None:
+        """Everything tokenised here, by paper id (waiting for the workers); None when
+        the import was too small to start them."""
+        if self._pool is None or self._failed:
+            return None
+        self._submit(self._waiting)
+        self._waiting = []
+        self._collect(wait=True)
+        self.close()
+        if self._failed:
+            return None
+        if self._arrived:
+            self._groups.append(Batch.merge(self._arrived))
+        batch = Batch.merge(self._groups) if self._groups else None
+        if batch is None:
+            return None
+        order = np.argsort(batch.paper_ids, kind="stable")  # written in id order, but sure
+        return batch if np.all(order == np.arange(len(order))) else batch.take(order)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def _submit(self, papers: list[IndexedPaper]) -> None:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self._workers,
+                mp_context=multiprocessing.get_context("spawn"),  # as _tokenised
+                initializer=_start_worker,
+                initargs=(self._tokenizer_type, AHEAD_NICENESS),
+            )
+        for batch in _batches(papers):
+            self._pending.append(self._pool.submit(_tokenise_in_worker, batch))
+
+    def _collect(self, wait: bool) -> None:
+        try:
+            while self._pending and (wait or self._pending[0].done()):
+                self._arrived.append(self._pending.popleft().result())
+                if len(self._arrived) == GROUP:  # merged as they come, as in a build
+                    self._groups.append(Batch.merge(self._arrived))
+        except Exception as problem:  # a worker died: the build tokenises these itself
+            log.warning("search index: tokenising ahead of the build stopped: %r", problem)
+            self._failed = True
+            self._waiting, self._arrived, self._groups = [], [], []
+            self._pending.clear()
+            self.close()
+
+
 # A worker process keeps one tokenizer (and its stem cache) for all its batches.
 _worker_tokenizer: Tokenizer | None = None
 
 
-def _start_worker(tokenizer_type: type[Tokenizer]) -> None:
+def _start_worker(tokenizer_type: type[Tokenizer], niceness: int = 0) -> None:
     global _worker_tokenizer
+    if niceness and hasattr(os, "nice"):
+        os.nice(niceness)
     _worker_tokenizer = tokenizer_type()
 
 
 def _tokenise_in_worker(papers: list[IndexedPaper]) -> Batch:
     assert _worker_tokenizer is not None
-    return Batch.of(papers, _worker_tokenizer)
+    with without_cycle_collection():  # its stem cache only grows
+        return Batch.of(papers, _worker_tokenizer)

@@ -15,7 +15,8 @@ import shutil
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,8 +27,10 @@ from bot.search import postings
 from bot.search.bm25 import Bm25Index, Bm25Params, Matched
 from bot.search.content import (
     FILTER_FIELDS,
+    Batch,
     IndexContent,
     IndexedPaper,
+    TokenisedAhead,
     field_value_key,
     plain_terms,
 )
@@ -427,6 +430,25 @@ class SearchService:
         postings.warm()  # the compiled loops, before a member's first search needs them
         self._lock = threading.Lock()
         self._merger: threading.Thread | None = None
+        self._ahead: TokenisedAhead | None = None
+
+    @contextmanager
+    def ahead(self) -> Iterator[Callable[[Sequence[IndexedPaper]], None]]:
+        """For an import followed by an index update (`paperclub import`): the papers
+        handed to the function yielded are tokenised meanwhile, and the next build
+        within the block takes them from there (TokenisedAhead)."""
+        ahead = TokenisedAhead(type(self.tokenizer))
+        self._ahead = ahead
+        try:
+            yield ahead.add
+        finally:
+            self._ahead = None
+            ahead.close()
+
+    def _tokenised_ahead(self) -> Batch | None:
+        """What was tokenised ahead, once: a later build reads the papers again."""
+        ahead, self._ahead = self._ahead, None
+        return ahead.result() if ahead is not None else None
 
     def loaded(self) -> SearchIndex | None:
         """The index this process serves now, without loading or building one."""
@@ -512,7 +534,10 @@ class SearchService:
         started = time.perf_counter()
         named = [(p.name, p.content) for p in base.parts]
         content = IndexContent.build(
-            self.loader.papers_changed(base.revision), self.tokenizer, self.params
+            self.loader.papers_changed(base.revision),
+            self.tokenizer,
+            self.params,
+            ahead=self._tokenised_ahead(),
         )
         if content.doc_count:
             named.append(("", joined([c for _name, c in named], content, self.params)))
@@ -583,6 +608,7 @@ class SearchService:
             self.tokenizer,
             self.params,
             previous.content if previous else None,
+            ahead=self._tokenised_ahead(),
         )
         log.info(
             "search index: %d papers at revision %d in %.1f s",

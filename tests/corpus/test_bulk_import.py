@@ -351,3 +351,49 @@ def test_a_large_import_on_postgresql_updates_the_planners_statistics(postgres_u
         statistics = dict(session.execute(query).all())
     db.dispose()
     assert statistics == {"papers": 3, "paper_sources": 3, "paper_external_ids": 3}
+
+
+def test_new_papers_are_told_as_the_index_reads_them_back(db, batch):
+    """`written` hears of each new paper once, as it is written; the search index reuses
+    that tokenising only where the paper reads back the same (its content hash), so what
+    it hears must be what `papers()` reads for every paper nothing merged into later."""
+    from bot.search.content import content_hash
+
+    library = Library(db)
+    exported = [
+        RestoredSource("d", "d.jsonl", 8, "jsonl", record("From Elsewhere", 8, tags=["z"])),
+        RestoredSource("e", "e.bib", 2, "bibtex", record("From elsewhere", 2, notes=["n"])),
+    ]
+    graph = {"doi": "10.1000/g"}
+    records = [
+        record("Graph", 1, external_ids={**graph, "arxiv": "2101.00001"}, abstract="First."),
+        record("Dogs", 2, track="Oral", award="Best paper", notes=["a note"], tags=["x", "x"]),
+        record("Cats", 3, abstract="Short.", authors=["A. B", "C. D"]),
+        record("From elsewhere", 4, sources=exported),  # two collections, d and e
+        # Its arXiv id tells it from line 1 in the file, its DOI finds line 1's paper when
+        # stored: it merges into that paper, a draft still, or (batch 1, 2) a written row.
+        record("Graph", 5, external_ids={**graph, "arxiv": "2101.00002"}, abstract="Second."),
+    ]
+    heard = []
+    library.import_records(
+        records, collection="c", source="f.jsonl", fmt="jsonl", written=heard.extend
+    )
+    stored = {p.paper_id: p for p in library.papers()}
+    assert sorted(p.paper_id for p in heard) == sorted(stored)  # each new paper, once
+    merged_later = {1} if batch in (1, 2) else set()  # written before line 5 came
+    for paper in heard:
+        same = paper == stored[paper.paper_id]
+        assert same == (paper.paper_id not in merged_later), paper
+        assert (content_hash(paper) == content_hash(stored[paper.paper_id])) == same
+    assert stored[1].text == "Graph\nSecond." and stored[4].collections == ["d", "e"]
+
+
+def test_nothing_is_told_of_papers_that_only_change(db):
+    library = Library(db)
+    store(library, [record("Cats", 1)])
+    heard = []
+    library.import_records(
+        [record("Cats", 1, abstract="Now with one.")], collection="c", source="f.jsonl",
+        fmt="jsonl", written=heard.extend,
+    )
+    assert heard == [] and library.get_many([1])[1].abstract == "Now with one."
