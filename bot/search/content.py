@@ -164,6 +164,8 @@ class Batch:
     @classmethod
     def merge(cls, batches: list[Batch]) -> Batch:
         """The batches' papers one after another; consumes the list as it copies."""
+        if len(batches) == 1:  # already in the form a merge gives: nothing to copy
+            return batches.pop()
         paper_ids = np.concatenate([b.paper_ids for b in batches])
         hashes = np.concatenate([b.hashes for b in batches])
         titles = StringTable.concat([b.titles for b in batches])
@@ -314,7 +316,9 @@ class IndexContent:
         if previous is not None and reused:
             groups.insert(0, previous._as_batch().take(np.asarray(reused, dtype=np.int64)))
         if ahead is not None and taken:
-            groups.insert(0, ahead.take(np.asarray(taken, dtype=np.int64)))
+            rows = np.asarray(taken, dtype=np.int64)
+            whole = len(rows) == len(ahead.paper_ids) and np.array_equal(rows, np.arange(len(rows)))
+            groups.insert(0, ahead if whole else ahead.take(rows))  # whole: no copy (1M: 1 GB)
         batch = Batch.merge(groups) if groups else Batch.of([], tokenizer)
         return cls._assemble(batch, params, tokenizer)
 
