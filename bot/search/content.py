@@ -32,7 +32,7 @@ from operator import itemgetter
 
 import numpy as np
 
-from bot.collector import without_cycle_collection
+from bot.collector import give_back_free_memory, without_cycle_collection
 from bot.search.arrays import Arrays, SparseRows, StringTable
 from bot.search.bm25 import Bm25Index, Bm25Params, TermCounts
 from bot.search.suggest import Spelling, WordCounts
@@ -320,6 +320,7 @@ class IndexContent:
             whole = len(rows) == len(ahead.paper_ids) and np.array_equal(rows, np.arange(len(rows)))
             groups.insert(0, ahead if whole else ahead.take(rows))  # whole: no copy (1M: 1 GB)
         batch = Batch.merge(groups) if groups else Batch.of([], tokenizer)
+        give_back_free_memory()  # what reading the papers left in the heap: before the peak
         return cls._assemble(batch, params, tokenizer)
 
     @classmethod
