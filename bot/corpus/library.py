@@ -498,15 +498,9 @@ class Library:
                     held.setdefault(paper_id, set()).add(collection)
             for paper_id, title, abstract, track, award, *texts in rows:
                 authors, tags, notes = json.loads(f"[{','.join(texts)}]")
-                yield IndexedPaper(
-                    paper_id=paper_id,
-                    title=title,
-                    text="\n".join([title, abstract, *notes]),  # as searchable_text
-                    authors=authors,
-                    track=track,
-                    award=award,
-                    collections=sorted(held.get(paper_id, ())),  # as Paper.collections
-                    tags=tags,
+                yield _index_form(
+                    paper_id, title, abstract, notes, authors, track, award, tags,
+                    held.get(paper_id, ()),
                 )
             last = ids[-1]
 
@@ -585,22 +579,43 @@ def _normalise_and_check(record: PaperRecord, path: str) -> None:
 
 def _as_indexed(paper_id: int, draft: _Draft) -> IndexedPaper:
     """A new paper as `_indexed` will read it back once written."""
-    return IndexedPaper(
-        paper_id=paper_id,
-        title=draft.title,
-        text=searchable_text(draft),
-        authors=draft.authors,
-        track=draft.track,
-        award=draft.award,
-        collections=sorted({s.collection for s in draft.sources}),
-        tags=draft.tags,
+    return _index_form(
+        paper_id,
+        draft.title,
+        draft.abstract,
+        draft.notes,
+        draft.authors,
+        draft.track,
+        draft.award,
+        draft.tags,
+        {s.collection for s in draft.sources},
     )
 
 
-def searchable_text(paper: Any) -> str:
-    """Title, abstract and reviewer notes: what BM25 sees of a paper (a Paper, or a row
-    of those columns)."""
-    return "\n".join([paper.title, paper.abstract, *paper.notes])
+def _index_form(
+    paper_id: int,
+    title: str,
+    abstract: str,
+    notes: list[str],
+    authors: list[str],
+    track: str | None,
+    award: str | None,
+    tags: list[str],
+    collections: Iterable[str],
+) -> IndexedPaper:
+    """What the search index reads of a paper, its text being the title, abstract and
+    reviewer notes: one form for a paper read back and one just written, whose content
+    hashes must agree (TokenisedAhead)."""
+    return IndexedPaper(
+        paper_id=paper_id,
+        title=title,
+        text="\n".join([title, abstract, *notes]),
+        authors=authors,
+        track=track,
+        award=award,
+        collections=sorted(collections),  # as Paper.collections
+        tags=tags,
+    )
 
 
 def export_record(paper: Paper) -> dict[str, Any]:

@@ -485,10 +485,7 @@ def _tokenised(
                 tokenised = Batch.of(batch, tokenizer)
             yield tokenised
         return
-    context = multiprocessing.get_context("spawn")  # fork is unsafe in a threaded bot
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_start_worker, initargs=(type(tokenizer),)
-    ) as pool:
+    with _worker_pool(workers, type(tokenizer)) as pool:
         pending: deque[Future[Batch]] = deque(
             pool.submit(_tokenise_in_worker, batch) for batch in waiting
         )
@@ -559,12 +556,7 @@ class TokenisedAhead:
 
     def _submit(self, papers: list[IndexedPaper]) -> None:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self._workers,
-                mp_context=multiprocessing.get_context("spawn"),  # as _tokenised
-                initializer=_start_worker,
-                initargs=(self._tokenizer_type, AHEAD_NICENESS),
-            )
+            self._pool = _worker_pool(self._workers, self._tokenizer_type, AHEAD_NICENESS)
         for batch in _batches(papers):
             self._pending.append(self._pool.submit(_tokenise_in_worker, batch))
 
@@ -580,6 +572,18 @@ class TokenisedAhead:
             self._waiting, self._arrived, self._groups = [], [], []
             self._pending.clear()
             self.close()
+
+
+def _worker_pool(
+    workers: int, tokenizer_type: type[Tokenizer], niceness: int = 0
+) -> ProcessPoolExecutor:
+    """Tokenising processes, each with a tokenizer of its own."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),  # fork is unsafe in a threaded bot
+        initializer=_start_worker,
+        initargs=(tokenizer_type, niceness),
+    )
 
 
 # A worker process keeps one tokenizer (and its stem cache) for all its batches.
