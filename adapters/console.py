@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from bot.core import PaperClub
-from bot.daily.latex import readable
+from bot.cards.latex import readable
 from bot.messages import ChannelRef, Incoming, PaperCard, Reply, UserRef
 
 log = logging.getLogger(__name__)

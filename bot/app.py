@@ -15,7 +15,7 @@ from bot.adding.commands import per_hour_from_env
 from bot.adding.providers import Providers
 from bot.core import PaperClub
 from bot.corpus.library import Library
-from bot.daily.channels import Channels
+from bot.channels.channels import Channels
 from bot.daily.picks import Picker
 from bot.daily.posts import DailyPosts
 from bot.meetings.meetings import Meetings
@@ -69,7 +69,7 @@ def build_services(
     channels = Channels(db)
     votes = Votes(db)
     polls = Polls(db)
-    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes, grace or catchup_grace())
+    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace or catchup_grace())
     meetings = Meetings(db)
     core = PaperClub(library, search, channels, daily, votes, polls, meetings, clock,
                      public_url=public_url or public_url_from_env(),

@@ -14,10 +14,10 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from bot.adding.commands import PER_HOUR, AddCommands
 from bot.adding.providers import Providers
 from bot.corpus.library import Library
-from bot.daily.cards import card
-from bot.daily.channels import Channels
+from bot.cards.cards import card
+from bot.channels.channels import Channels
 from bot.daily.commands import ChannelCommands, describe_schedule, describe_topics
-from bot.daily.latex import readable
+from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts, Deliver, TickReport
 from bot.grammar import (
     LINE_CHARS,

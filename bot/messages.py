@@ -7,6 +7,7 @@ Nothing here knows about any platform.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -116,3 +117,7 @@ class DeliveryRefused(Exception):
     def __init__(self, reason: str, permanent: bool = False):
         super().__init__(reason)
         self.permanent = permanent
+
+
+# deliver(channel, reply) posts the reply and returns the platform's message reference.
+Deliver = Callable[[ChannelRef, Reply], str | None]

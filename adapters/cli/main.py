@@ -193,7 +193,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _print_search(services: Services, text: str, args: argparse.Namespace) -> int:
     from adapters.console import render_card
-    from bot.daily.cards import card
+    from bot.cards.cards import card
 
     try:
         query = Query.parse(text)

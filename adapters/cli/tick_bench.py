@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import insert
 
 from bot.app import build_services
-from bot.daily.schedule import WEEKDAYS
+from bot.channels.schedule import WEEKDAYS
 from store.models import Channel, utcnow
 
 TOPIC_SETS = [

@@ -17,7 +17,7 @@ import discord
 from discord import app_commands
 
 from bot.daily.commands import HISTORY_MAX
-from bot.daily.schedule import DAY_SETS, WEEKDAYS
+from bot.channels.schedule import DAY_SETS, WEEKDAYS
 from bot.meetings.commands import SESSIONS_MAX
 from bot.meetings.meetings import NOTE_CHARS
 from bot.votes.commands import DAYS_MAX, POLL_OPTIONS_MAX

@@ -17,8 +17,8 @@ from typing import Any
 import discord
 
 from adapters.discord.views import actions_view
-from bot.daily.latex import readable
-from bot.daily.links import web_link
+from bot.cards.latex import readable
+from bot.cards.links import web_link
 from bot.messages import PaperCard, Reply
 
 CONTENT_MAX = 2000

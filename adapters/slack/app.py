@@ -50,7 +50,7 @@ from adapters.slack.edge import ActOnce, CheckedSocketModeHandler, SignedOnly, W
 from adapters.slack.managers import Managers, needs_rights
 from bot.app import ConfigError, Services
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
-from bot.daily.channels import Channels
+from bot.channels.channels import Channels
 from bot.grammar import split_command
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from bot.ops.logs import drop_expected

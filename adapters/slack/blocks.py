@@ -20,7 +20,7 @@ import logging
 import re
 from collections.abc import Iterable
 
-from bot.daily.latex import readable, spoken
+from bot.cards.latex import readable, spoken
 from bot.messages import Action, PaperCard, Reply
 
 log = logging.getLogger(__name__)

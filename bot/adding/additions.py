@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 
-from bot.corpus.records import COLLECTION_MAX
 from bot.messages import ChannelRef, Incoming
 from store import Database
 from store.models import Addition
@@ -16,19 +14,6 @@ from store.models import Addition
 HOUR = timedelta(hours=1)
 ASKED_MAX = Addition.__table__.c.asked.type.length
 NAME_MAX = Addition.__table__.c.user_name.type.length
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def added_collection(channel: ChannelRef) -> str:
-    """The collection that holds a workspace's papers added in chat.
-
-    Stored as `added-<platform>-<workspace>` (e.g. added-slack-T0123): one workspace's
-    additions never mix with another's, and the name stays one word so `search in:` can
-    name it. Members type plain `added` (`use added`): that word is mapped to their own
-    workspace's collection (bot.daily.commands `use`), so the same word in two workspaces
-    selects each one's own papers."""
-    name = f"added-{channel.platform}-{_UNSAFE.sub('-', channel.workspace)}"
-    return name[:COLLECTION_MAX]
 
 
 class Additions:

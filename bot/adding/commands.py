@@ -16,14 +16,15 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import select
 
-from bot.adding.additions import HOUR, Additions, added_collection
+from bot.adding.additions import HOUR, Additions
+from bot.channels.channels import added_collection
 from bot.adding.providers import NAMES, AddProblem, Providers, Ref
 from bot.corpus.identifiers import PAGE, find_all
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
-from bot.daily.cards import card
-from bot.daily.channels import Channels
-from bot.daily.latex import readable
+from bot.cards.cards import card
+from bot.channels.channels import Channels
+from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
 from bot.grammar import Command, UsageError, always, require_manager
 from bot.messages import Action, Incoming, Reply

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.adding.additions import added_collection
+from bot.channels.channels import added_collection
 from bot.corpus.library import Library
-from bot.daily.cards import card
-from bot.daily.channels import Channels, ChannelSettings
-from bot.daily.latex import readable
+from bot.cards.cards import card
+from bot.channels.channels import Channels, ChannelSettings
+from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
-from bot.daily.schedule import (
+from bot.channels.schedule import (
     SCHEDULE_EXAMPLE,
     SCHEDULE_USAGE,
     ScheduleError,

@@ -11,14 +11,14 @@ score candidates down. The picker only ranks; recording and posting are
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from bot.daily.channels import ChannelSettings
+from bot.channels.channels import ChannelSettings
 from bot.search.service import Hit, SearchIndex
 from bot.search.tokens import Tokenizer
-from bot.votes.votes import Feedback
 
 POOL = 40  # candidates considered per pick
 RECENT = 3  # posts whose topics the next pick should not simply repeat
@@ -26,6 +26,21 @@ DIVERSITY = 0.35  # weight of "like the recent posts" against relevance (0..1 sc
 DISLIKE = 0.6  # weight of "like the disliked papers" against relevance
 FEEDBACK_TERMS = 12  # distinctive terms taken from each liked or disliked paper
 TOPIC_WEIGHT = 2  # a topic term counts as much as this many feedback terms
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a channel's votes say: papers it liked and disliked, latest first."""
+
+    liked: tuple[int, ...] = ()
+    disliked: tuple[int, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.liked or self.disliked)
+
+
+# Per channel id, what its votes say: the votes feature answers this (Votes.feedback).
+FeedbackSource = Callable[[list[int]], dict[int, Feedback]]
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from bot.corpus.library import Library
-from bot.daily.channels import Channels, ChannelSettings
-from bot.daily.picks import Pick, Picker
+from bot.channels.channels import Channels, ChannelSettings
+from bot.daily.picks import Feedback, FeedbackSource, Pick, Picker
 from bot.daily.replies import PostReplies, nothing_left_reply
-from bot.messages import ChannelRef, DeliveryRefused, Reply
+from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
 from bot.search.service import SearchIndex, SearchService
-from bot.votes.votes import Feedback, Votes
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, Claim, Paper, Post, utcnow
@@ -45,9 +44,6 @@ RETRY_FIRST = timedelta(minutes=1)
 RETRY_MOST = timedelta(minutes=30)
 # Days in a row of permanent refusals after which a channel's schedule pauses itself.
 REFUSED_DAYS_TO_PAUSE = 3
-
-# deliver(channel, reply) posts the reply and returns the platform's message reference.
-Deliver = Callable[[ChannelRef, Reply], str | None]
 
 
 @dataclass
@@ -90,7 +86,7 @@ class DailyPosts:
         library: Library,
         search: SearchService,
         picker: Picker,
-        votes: Votes,
+        feedback: FeedbackSource,
         grace: timedelta = DEFAULT_GRACE,
     ):
         self.db = db
@@ -98,7 +94,7 @@ class DailyPosts:
         self.library = library
         self.search = search
         self.picker = picker
-        self.votes = votes
+        self.feedback = feedback
         self.replies = PostReplies(library, search.tokenizer)
         self.grace = grace
 
@@ -289,7 +285,7 @@ class DailyPosts:
         """Pick for every job, then write all the posts rows in one statement; the few
         whose paper another process took meanwhile are picked again one by one."""
         history = self.histories([j.channel.id for j in jobs])
-        feedback = self.votes.feedback([j.channel.id for j in jobs])
+        feedback = self.feedback([j.channel.id for j in jobs])
         rankings: dict = {}  # channels with the same query share one BM25 ranking per tick
         for job in jobs:
             excluded, titles = history[job.channel.id]
@@ -386,7 +382,7 @@ class DailyPosts:
     def post_now(self, channel: ChannelSettings, now: datetime) -> Reply:
         """`next`: a pick right away, outside the schedule (the reply is the post)."""
         history = self.histories([channel.id])[channel.id]
-        feedback = self.votes.feedback([channel.id])[channel.id]
+        feedback = self.feedback([channel.id])[channel.id]
         index = self.search.current()
         pick, post_id = self._reserve(index, channel, history[0], history[1], None, "manual", feedback)
         if pick is None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date
 
 from bot.corpus.library import Library
-from bot.daily.cards import card, matched_words
-from bot.daily.channels import ChannelSettings
-from bot.daily.latex import readable
+from bot.cards.cards import card, matched_words
+from bot.channels.channels import ChannelSettings
+from bot.cards.latex import readable
 from bot.daily.picks import Pick
 from bot.messages import Action, Reply
 from bot.search.service import Hit

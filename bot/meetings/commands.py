@@ -9,13 +9,12 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.corpus.library import Library
-from bot.daily.channels import Channels
-from bot.daily.latex import readable
-from bot.daily.posts import Deliver
-from bot.daily.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
+from bot.channels.channels import Channels
+from bot.cards.latex import readable
+from bot.channels.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
 from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
 from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
-from bot.messages import Incoming, Reply
+from bot.messages import Deliver, Incoming, Reply
 
 log = logging.getLogger(__name__)
 

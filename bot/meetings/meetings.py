@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select, update
 
-from bot.daily.schedule import WEEKDAYS
+from bot.channels.schedule import WEEKDAYS
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import (

@@ -17,9 +17,9 @@ from icalendar import Calendar, Event
 from sqlalchemy import select
 
 from bot.corpus.library import Library
-from bot.daily.cards import paper_link
-from bot.daily.channels import ChannelSettings
-from bot.daily.latex import readable
+from bot.cards.cards import paper_link
+from bot.channels.channels import ChannelSettings
+from bot.cards.latex import readable
 from bot.meetings.meetings import Meetings, Plan
 from bot.memory.record import discussion_url
 from store.database import as_utc

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.daily.channels import Channels
+from bot.channels.channels import Channels
 from bot.grammar import Command, UsageError, first_word_in, require_manager
 from bot.memory.links import ChannelLinks
 from bot.memory.pages import ARCHIVE_PREFIX, CALENDAR_PREFIX

@@ -17,7 +17,7 @@ from bibtexparser.model import Entry as BibEntry
 from bibtexparser.model import Field
 
 from bot.corpus.library import export_record
-from bot.daily.latex import readable
+from bot.cards.latex import readable
 from bot.memory.record import Entry
 from bot.messages import ChannelRef
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from bot.daily.channels import Channels
+from bot.channels.channels import Channels
 from bot.memory.archive import ArchivePage
 from bot.memory.calendar import CalendarFeed
 from bot.memory.export import bibtex

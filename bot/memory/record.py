@@ -12,9 +12,9 @@ from datetime import date, datetime, timedelta, timezone
 from sqlalchemy import select
 
 from bot.corpus.library import Library
-from bot.daily.cards import authors_display, paper_link, venue_line
-from bot.daily.channels import ChannelSettings
-from bot.daily.latex import readable
+from bot.cards.cards import authors_display, paper_link, venue_line
+from bot.channels.channels import ChannelSettings
+from bot.cards.latex import readable
 from bot.messages import ChannelRef
 from bot.search.tokens import Tokenizer
 from bot.votes.votes import Tally, Votes

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
 from bot.corpus.library import Library
-from bot.daily.cards import card
-from bot.daily.channels import Channels
-from bot.daily.latex import readable
-from bot.daily.posts import DailyPosts, Deliver
+from bot.cards.cards import card
+from bot.channels.channels import Channels
+from bot.cards.latex import readable
+from bot.daily.posts import DailyPosts
 from bot.grammar import (
     Command,
     NotAllowed,
@@ -27,7 +27,7 @@ from bot.grammar import (
     require_manager,
 )
 from bot.meetings.meetings import Meetings
-from bot.messages import Action, Incoming, Reply
+from bot.messages import Action, Deliver, Incoming, Reply
 from bot.search.service import Query, QueryError
 from bot.votes.polls import Option, PollRefused, Polls, PollView
 from bot.votes.votes import POST_VOTES, Votes

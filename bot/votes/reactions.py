@@ -18,7 +18,7 @@ from datetime import datetime
 import emoji as emoji_data
 from sqlalchemy import delete, select
 
-from bot.daily.channels import Channels
+from bot.channels.channels import Channels
 from bot.grammar import Command, UsageError, require_manager, with_arguments
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
 from bot.votes.votes import Votes

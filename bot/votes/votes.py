@@ -14,6 +14,7 @@ from datetime import datetime
 from sqlalchemy import case, delete, func, select
 from sqlalchemy.orm import Session
 
+from bot.daily.picks import Feedback
 from store import Database
 from store.database import upsert_insert
 from store.models import Post, PostVote
@@ -30,17 +31,6 @@ class Tally:
 
     def describe(self) -> str:
         return f"👍 {self.up} · 👎 {self.down} · read {self.read}"
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """What a channel's votes say: papers it liked and disliked, latest first."""
-
-    liked: tuple[int, ...] = ()
-    disliked: tuple[int, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.liked or self.disliked)
 
 
 class Votes:

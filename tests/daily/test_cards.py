@@ -1,4 +1,4 @@
-"""Paper cards (bot/daily/cards.py, bot/daily/latex.py): LaTeX shown as Unicode, venue and
+"""Paper cards (bot/cards/cards.py, bot/cards/latex.py): LaTeX shown as Unicode, venue and
 year, a link made from the paper's identifiers, "title match" where the promotion lifted
 a paper, and its sources on `show`."""
 
@@ -12,9 +12,9 @@ from adapters.console import render_card
 from adapters.discord.embeds import card_embed
 from adapters.slack.blocks import bold_words, card_blocks
 from bot.corpus.library import Library
-from bot.daily import latex
-from bot.daily.cards import card, venue_line
-from bot.daily.latex import readable
+from bot.cards import latex
+from bot.cards.cards import card, venue_line
+from bot.cards.latex import readable
 from bot.messages import ChannelRef, Incoming, UserRef
 from bot.search.service import Hit
 from bot.search.tokens import Tokenizer
@@ -213,7 +213,7 @@ def test_the_best_window_is_the_one_a_scan_of_every_window_finds():
     """The sliding count picks the same window as ranking each window from scratch."""
     import random
 
-    from bot.daily.cards import _best_window
+    from bot.cards.cards import _best_window
 
     def scanned(found, width):
         best, best_rank = 0, (0, 0)

@@ -1,4 +1,4 @@
-"""Links on cards (bot/daily/links.py): every platform gets a well-formed link or none.
+"""Links on cards (bot/cards/links.py): every platform gets a well-formed link or none.
 
 A link with a space in it (a BibTeX url field naming a PDF) made Discord refuse the whole
 message, so the core repairs what it can (percent-encoding, IDNA hosts, a missing
@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.corpus.library import Library
-from bot.daily.cards import card
-from bot.daily.links import LINK_MAX, web_link
+from bot.cards.cards import card
+from bot.cards.links import LINK_MAX, web_link
 from bot.search.tokens import Tokenizer
 
 # RFC 3986 as Discord and Slack read a link: http(s), a host, and then only unreserved

@@ -6,7 +6,7 @@ from datetime import date, datetime, time, timedelta, timezone
 
 import pytest
 
-from bot.daily.schedule import Schedule, ScheduleError, parse_schedule
+from bot.channels.schedule import Schedule, ScheduleError, parse_schedule
 
 UTC = timezone.utc
 GRACE = timedelta(hours=3)

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import select
 
-from bot.daily.channels import Channels
+from bot.channels.channels import Channels
 from bot.memory.links import ChannelLinks
 from bot.messages import ChannelRef
 from store.models import ChannelLink

@@ -86,7 +86,7 @@ def test_search_reply_has_cards_with_matched_terms_and_snippet(seeded):
 
 
 def test_long_author_lists_are_shortened():
-    from bot.daily.cards import authors_display
+    from bot.cards.cards import authors_display
 
     assert authors_display(list("ABCDEFG")) == "A, B, C, D, E +2 more"
     assert authors_display(["A", "B"]) == "A, B"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bot.daily.latex import readable, spoken
-from bot.daily.links import id_link, web_link
+from bot.cards.latex import readable, spoken
+from bot.cards.links import id_link, web_link
 from bot.messages import PaperCard
 from bot.search.service import Hit
 from bot.search.tokens import Tokenizer

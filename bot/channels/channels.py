@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
@@ -10,10 +11,13 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from bot.daily.schedule import WEEKDAYS, Schedule, parse_time
+from bot.channels.schedule import WEEKDAYS, Schedule, parse_time
+from bot.corpus.records import COLLECTION_MAX
 from bot.messages import ChannelRef
 from store import Database
 from store.models import Channel, Post, utcnow
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)
@@ -159,3 +163,15 @@ class Channels:
                 .where(Channel.platform == platform, Channel.workspace == workspace)
                 .values(enabled=False, pause_notice=notice, updated_at=utcnow())
             ).rowcount
+
+
+def added_collection(channel: ChannelRef) -> str:
+    """The collection that holds a workspace's papers added in chat.
+
+    Stored as `added-<platform>-<workspace>` (e.g. added-slack-T0123): one workspace's
+    additions never mix with another's, and the name stays one word so `search in:` can
+    name it. Members type plain `added` (`use added`): that word is mapped to their own
+    workspace's collection (the daily feature's `use`), so the same word in two workspaces
+    selects each one's own papers."""
+    name = f"added-{channel.platform}-{_UNSAFE.sub('-', channel.workspace)}"
+    return name[:COLLECTION_MAX]

@@ -1,0 +1,1 @@
+"""Paper cards: how a paper reads in chat (LaTeX as text, links, authors, snippets)."""

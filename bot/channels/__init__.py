@@ -1,0 +1,1 @@
+"""Channels: each channel's settings, schedule and post history, shared by every feature."""
