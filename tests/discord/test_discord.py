@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import threading
 from datetime import datetime, timedelta, timezone
 from types import SimpleNamespace
@@ -44,7 +45,7 @@ from tests.processes import free_port, paperclub
 
 UTC = timezone.utc
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # a Monday
-README = REPO / "README.md"
+DISCORD_DOCS = REPO / "docs" / "discord.md"  # the manual's Discord page: set-up and invite
 
 
 class Clock:
@@ -668,12 +669,21 @@ def test_serve_stops_with_one_line_when_discord_cannot_be_reached(seeded_copy, m
     services.db.dispose()
 
 
-def test_the_readme_invite_asks_for_exactly_the_permissions_used():
-    text = README.read_text(encoding="utf-8")
-    assert text.index("## Discord") < text.index("## Configuration")
-    section = text[text.index("## Discord"):text.index("## Configuration")]
+def test_the_documented_invite_asks_for_exactly_the_permissions_used():
+    text = DISCORD_DOCS.read_text(encoding="utf-8")
+    assert text.index("# Discord") < text.index("## Set it up") < text.index("## How it behaves")
+    section = text[text.index("## Set it up"):text.index("## How it behaves")]
+    invites = re.findall(r"https://discord\.com/oauth2/authorize\S*", section)
+    assert invites, "docs/discord.md's set-up has no invite URL"
+    for invite in invites:
+        assert f"permissions={INVITE_PERMISSIONS.value}" in invite
+        assert "scope=bot+applications.commands" in invite
     assert f"permissions={INVITE_PERMISSIONS.value}" in section
     assert "scope=bot+applications.commands" in section
+    # The README's set-up step gives the same invite: no other permission integer anywhere.
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"permissions={INVITE_PERMISSIONS.value}" in readme
+    assert set(re.findall(r"permissions=(\d+)", readme + text)) == {str(INVITE_PERMISSIONS.value)}
     assert INVITE_PERMISSIONS == discord.Permissions(
         view_channel=True, send_messages=True, embed_links=True, create_public_threads=True,
         send_messages_in_threads=True, read_message_history=True,
