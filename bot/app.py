@@ -1,7 +1,9 @@
-"""Wiring: every service built once, in one place, from a database URL.
+"""Wiring: every service built once, in one place, from a database URL, and the list of
+features.
 
 Adapters, the CLI and tests all start here, so a reader follows a command from the
-adapter to the core in one hop and sees exactly which services exist.
+adapter to the core in one hop and sees exactly which services and features exist. A
+new feature is a folder under bot/ and one line in `features` below.
 """
 
 from __future__ import annotations
@@ -11,14 +13,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from bot.adding.commands import per_hour_from_env
+from bot.adding.commands import AddCommands, per_hour_from_env
 from bot.adding.providers import Providers
+from bot.channels.channels import Channels
 from bot.core import PaperClub
 from bot.corpus.library import Library
-from bot.channels.channels import Channels
+from bot.daily.commands import ChannelCommands
 from bot.daily.picks import Picker
 from bot.daily.posts import DailyPosts
+from bot.feature import Features
+from bot.lookup.commands import Lookup
+from bot.meetings.commands import MeetingCommands
 from bot.meetings.meetings import Meetings
+from bot.memory.commands import MemoryCommands
+from bot.memory.links import ChannelLinks
 from bot.ops.replays import SeenRequests
 from bot.ops.settings import (  # noqa: F401  (ConfigError: re-exported)
     ConfigError,
@@ -26,7 +34,9 @@ from bot.ops.settings import (  # noqa: F401  (ConfigError: re-exported)
     public_url_from_env,
 )
 from bot.search.service import SearchService
+from bot.votes.commands import VoteCommands
 from bot.votes.polls import Polls
+from bot.votes.reactions import Reactions
 from bot.votes.votes import Votes
 from store import Database, resolve_database_url
 
@@ -41,8 +51,13 @@ class Services:
     votes: Votes
     polls: Polls
     meetings: Meetings
+    features: Features
     core: PaperClub
     seen: SeenRequests  # requests a platform may deliver twice, acted on once
+
+    def feature(self, name: str):
+        """One feature by its name ("adding", "meetings"): tests and tools reach in here."""
+        return next(f for f in self.features if f.name == name)
 
 
 def utc_now() -> datetime:
@@ -64,14 +79,25 @@ def build_services(
     db = Database(url or resolve_database_url())
     if ensure_schema:
         db.ensure_schema()
+    grace = grace or catchup_grace()
     library = Library(db)
     search = SearchService(library)
     channels = Channels(db)
     votes = Votes(db)
     polls = Polls(db)
-    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace or catchup_grace())
     meetings = Meetings(db)
-    core = PaperClub(library, search, channels, daily, votes, polls, meetings, clock,
-                     public_url=public_url or public_url_from_env(),
-                     providers=Providers.from_env(), add_per_hour=per_hour_from_env())
-    return Services(db, library, search, channels, daily, votes, polls, meetings, core, SeenRequests(db))
+    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace)
+    memory = MemoryCommands(channels, ChannelLinks(db), public_url or public_url_from_env(), clock)
+    features = Features()
+    # The features, in the order `help` lists their commands and `settings` their lines.
+    features.extend([
+        Lookup(library, search, channels, features),
+        ChannelCommands(channels, daily, library, clock),
+        VoteCommands(channels, daily, search, library, votes, polls, meetings, clock),
+        AddCommands(library, search, channels, daily, Providers.from_env(), clock, per_hour_from_env()),
+        MeetingCommands(channels, meetings, library, clock, calendar_link=memory.calendar, grace=grace),
+        memory,
+        Reactions(channels, votes, clock),
+    ])
+    core = PaperClub(features, channels, clock)
+    return Services(db, library, search, channels, daily, votes, polls, meetings, features, core, SeenRequests(db))

@@ -51,6 +51,25 @@ def first_word_in(*words: str) -> Callable[[str], bool]:
 
 
 @dataclass(frozen=True)
+class Param:
+    """One argument of a command as a form asks for it (Discord's typed app-command
+    options), and how its value is written back into the line the core parses: the
+    core stays the only parser, a form is only a way of typing the line."""
+
+    name: str
+    description: str
+    kind: str = "text"  # text | number | flag | member (a platform mention)
+    required: bool = False
+    choices: tuple[str, ...] = ()  # the only values a form offers
+    suggest: str = ""  # what a form suggests while typing: zones | days | commands | votes
+    low: int | None = None  # number: smallest; text: shortest
+    high: int | None = None  # number: largest; text: longest
+    # The value as it reads in the line: "{}" the value itself, 'author:"{}"', "pause
+    # until {}"; a flag writes this text when it is set (its name when empty).
+    written: str = "{}"
+
+
+@dataclass(frozen=True)
 class Command:
     name: str
     usage: str  # e.g. "search QUERY [author:NAME] [track:oral] [in:COLLECTION] [tag:WORD]"
@@ -61,6 +80,12 @@ class Command:
     # (the handler then calls require_manager). An adapter whose platform makes asking
     # costly (Slack's users.info inside the 3-second ack) asks only when this says so.
     manager_rights: Callable[[str], bool] = never
+    # For platforms with forms: the typed options, in the order a form shows them, and
+    # the order their values are written into the line (param names; default: as shown).
+    params: tuple[Param, ...] = ()
+    written_order: tuple[str, ...] = ()
+    brief: str = ""  # a form's one-line description (Discord: 100 characters); default: summary
+    group: str = ""  # a form's sub-group (Discord: "channel" for the channel's settings)
 
     def usage_text(self) -> str:
         return f"Usage: {self.usage}\n{self.summary}\nExample: {self.example}"

@@ -119,5 +119,18 @@ class DeliveryRefused(Exception):
         self.permanent = permanent
 
 
+@dataclass(frozen=True)
+class Reaction:
+    """A member put an emoji on a message, or took it off (`added` False). `message_ref`
+    is the message's reference in the form the adapter stores for posts (Slack's ts,
+    Discord's "channel_id/message_id"); `channel` the channel the post belongs to."""
+
+    channel: ChannelRef
+    user: UserRef
+    message_ref: str
+    emoji: str
+    added: bool
+
+
 # deliver(channel, reply) posts the reply and returns the platform's message reference.
 Deliver = Callable[[ChannelRef, Reply], str | None]

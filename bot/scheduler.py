@@ -21,8 +21,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
-from bot.daily.posts import Deliver, TickReport
-from bot.messages import ChannelRef, Reply
+from bot.feature import TickReport
+from bot.messages import ChannelRef, Deliver, Reply
 from bot.ops.heartbeats import SCHEDULER, Heartbeats
 from bot.ops.logs import event
 
@@ -77,23 +77,14 @@ def tick_job(
         except Exception:  # noqa: BLE001 - one bad tick must not stop the next
             log.exception("tick failed; the next tick retries")
             return
-        if report.posted or report.failed or report.skipped or report.empty or report.polls_closed \
-                or report.released or report.reminders:
-            event(log, "tick", **_counts(report), ms=(time.perf_counter() - started) * 1000)
+        if report.any():
+            event(log, "tick", **report.flat(), ms=(time.perf_counter() - started) * 1000)
 
     return run
 
 
-def _counts(report: TickReport) -> dict[str, int]:
-    return {
-        "posted": len(report.posted), "empty": len(report.empty), "failed": len(report.failed),
-        "skipped": len(report.skipped), "released": report.released, "polls_closed": report.polls_closed,
-        "reminders": report.reminders,
-    }
-
-
 def _summary(report: TickReport) -> str:
-    return " ".join(f"{k}={v}" for k, v in _counts(report).items() if v) or "nothing due"
+    return " ".join(f"{k}={v}" for k, v in report.flat().items() if v) or "nothing due"
 
 
 def tick_trigger(seconds: int = 60) -> BaseTrigger:

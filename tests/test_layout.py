@@ -1,5 +1,6 @@
-"""The layout keeps the core free of its faces: nothing under bot/ imports an adapter or a
-platform library, and every package says in its first line what it is."""
+"""The layout: layers that only import downwards (no loops between packages), a core free
+of its faces (nothing under bot/ imports an adapter or a platform library), no engine
+arrays outside the search package, and every package saying in its first line what it is."""
 
 from __future__ import annotations
 
@@ -14,6 +15,29 @@ from tests.conftest import REPO
 FACES = ("adapters", "slack_bolt", "slack_sdk", "discord", "waitress")
 LOOSE_CORE_MODULES_MAX = 8
 
+# The layers, lowest first. A package imports only packages in layers below its own (and
+# itself): never one beside it or above, so no two packages import each other. A new
+# feature folder joins the features' layers; shared/DESIGN.md draws the same picture.
+LAYERS: list[tuple[str, ...]] = [
+    ("store",),  # the ground: models, the database handle, migrations
+    ("bot.messages", "bot.collector"),  # the neutral message model; bulk-work helpers
+    ("bot.grammar",),  # the command grammar every platform shares
+    ("bot.corpus",),  # papers: readers, the library, identifiers
+    ("bot.search",),  # BM25: the index, the engine, the service
+    ("bot.ops",),  # settings from the environment, logs, heartbeats, health
+    ("bot.channels", "bot.cards"),  # shared parts every feature uses
+    ("bot.feature",),  # what a feature is to the core
+    ("bot.daily", "bot.lookup"),  # features ...
+    ("bot.meetings",),
+    ("bot.votes",),  # a poll proposes daily's top picks; its results name the next meeting
+    ("bot.adding",),  # `discuss` posts through daily
+    ("bot.memory",),  # the archive reads meetings and votes
+    ("bot.core",),  # dispatch
+    ("bot.scheduler", "bot.app"),  # the minute's job; the wiring
+    ("adapters",),  # the faces
+]
+LAYER_OF = {package: level for level, names in enumerate(LAYERS) for package in names}
+
 
 def imported_modules(path: Path) -> list[tuple[int, str]]:
     """(line, module) of every import in the file, those inside functions included."""
@@ -24,6 +48,77 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module))
     return found
+
+
+def package_of(module: str) -> str | None:
+    """The layer-table entry a module belongs to: "bot.search" for bot.search.service,
+    "bot.core" for bot.core, "store" for store.models; None outside the project."""
+    parts = module.split(".")
+    if parts[0] in ("store", "adapters"):
+        return parts[0]
+    if parts[0] == "bot" and len(parts) > 1:
+        return f"bot.{parts[1]}"
+    return None
+
+
+def project_modules() -> list[Path]:
+    return sorted(p for top in ("bot", "store", "adapters") for p in (REPO / top).rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    return ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+
+
+def upward_imports(path: Path) -> list[str]:
+    return upward(package_of(module_name(path)), imported_modules(path))
+
+
+def upward(own: str | None, imports: list[tuple[int, str]]) -> list[str]:
+    """The imports (line, module) of a module of package `own` that reach a package in
+    its own layer or above."""
+    found = []
+    for line, module in imports:
+        target = package_of(module)
+        if target is None or target == own or own is None:
+            continue
+        if target not in LAYER_OF or own not in LAYER_OF:
+            found.append(f"line {line}: {module} (a package the layer table does not list)")
+        elif LAYER_OF[target] >= LAYER_OF[own]:
+            found.append(f"line {line}: {module} (layer {LAYER_OF[target]}, not below {LAYER_OF[own]})")
+    return found
+
+
+def test_every_package_is_in_the_layer_table():
+    packages = {package_of(module_name(p)) for p in project_modules()} - {None}
+    assert packages <= set(LAYER_OF), sorted(packages - set(LAYER_OF))
+
+
+@pytest.mark.parametrize("path", project_modules(), ids=lambda p: p.relative_to(REPO).as_posix())
+def test_imports_only_run_down_the_layers(path):
+    offending = upward_imports(path)
+    assert not offending, f"{path.relative_to(REPO)} imports {offending}"
+
+
+def test_the_layer_check_catches_an_import_beside_or_above(tmp_path):
+    daily = tmp_path / "bot" / "daily"
+    daily.mkdir(parents=True)
+    (daily / "picks.py").write_text("from bot.votes.votes import Votes\nfrom bot.lookup import x\n"
+                                    "from bot.search.service import SearchService\n")
+    wrong = upward("bot.daily", imported_modules(daily / "picks.py"))
+    assert [w.split()[2] for w in wrong] == ["bot.votes.votes", "bot.lookup"]
+
+
+def test_nothing_outside_search_touches_the_engines_arrays():
+    """The search seam: the rest of the bot ranks through the engine's interface, never
+    its numpy arrays, document numbers or masks."""
+    offending = []
+    for path in project_modules():
+        if module_name(path).startswith(("bot.search", "adapters.bench")):
+            continue
+        for line, module in imported_modules(path):
+            if module.split(".")[0] in ("numpy", "scipy", "numba"):
+                offending.append(f"{path.relative_to(REPO)}:{line} imports {module}")
+    assert not offending, offending
 
 
 def reaches_a_face(module: str) -> bool:

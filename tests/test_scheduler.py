@@ -14,7 +14,7 @@ class FakeCore:
         self.calls = []
 
     def tick(self, now, deliver, platforms, stopping=None):
-        from bot.daily.posts import TickReport
+        from bot.feature import TickReport
 
         self.calls.append((now, deliver, platforms))
         return TickReport()
@@ -78,7 +78,7 @@ def test_a_set_stop_flag_runs_no_tick_and_the_tick_sees_it():
     job = tick_job(core, lambda: datetime.now(timezone.utc), object(), ["slack"], stop)
     seen = []
     def tick(now, deliver, platforms, stopping):
-        from bot.daily.posts import TickReport
+        from bot.feature import TickReport
 
         seen.append(stopping())
         return TickReport()

@@ -257,12 +257,12 @@ def cmd_tick(args: argparse.Namespace) -> int:
     services = open_services(args.database_url, args.at)
     report = services.core.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
     print(
-        f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {len(report.posted)} posted, "
-        f"{len(report.empty)} with nothing left, {len(report.failed)} failed, {len(report.skipped)} skipped, "
-        f"{report.polls_closed} polls closed",
+        f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {report['posted']} posted, "
+        f"{report['empty']} with nothing left, {report['failed']} failed, {report['skipped']} skipped, "
+        f"{report['polls_closed']} polls closed",
         file=sys.stderr,
     )
-    return 1 if report.failed else 0
+    return 1 if report['failed'] else 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from adapters.debounce import Debouncer, Timer
 from adapters.discord.messages import ChannelLookup, Messenger, is_thread
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
 from bot.messages import ChannelRef, UserRef
-from bot.votes.reactions import Reaction
+from bot.messages import Reaction
 
 log = logging.getLogger(__name__)
 

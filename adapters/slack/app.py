@@ -54,7 +54,7 @@ from bot.channels.channels import Channels
 from bot.grammar import split_command
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from bot.ops.logs import drop_expected
-from bot.votes.reactions import Reaction
+from bot.messages import Reaction
 
 # `manifest` is here for `paperclub slack manifest`, beside `serve`.
 __all__ = [

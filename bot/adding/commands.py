@@ -9,6 +9,7 @@ exists answers with its card, same number, and stores nothing new.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,13 +27,16 @@ from bot.cards.cards import card
 from bot.channels.channels import Channels
 from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
+from bot.feature import Feature
 from bot.grammar import Command, UsageError, always, require_manager
-from bot.messages import Action, Incoming, Reply
+from bot.messages import Action, Incoming, PaperCard, Reply
 from bot.search.service import SearchService
 from store.models import Paper, PaperExternalId, PaperSource
 
 MESSAGE_PAPERS = 5  # papers one `add` or one message adds at most: a reply stays readable
 PER_HOUR = 20  # papers a member may add (fetch and store) per hour, by default
+# What the buttons under a paper added in chat say (see _card_actions): the command itself.
+ADDED_BUTTON = re.compile(r"(?:nominate|discuss) [0-9]{1,10}")
 FORMAT = "added"  # the format the sources of papers added in chat are stored under
 ADD_HELP = ("Give an arXiv id or link (2106.01345, arxiv.org/abs/...), a DOI or doi.org link, an "
             "OpenReview forum link, or a link to the paper's page.")
@@ -52,7 +56,12 @@ class _Result:
     message: str = ""
 
 
-class AddCommands:
+class AddCommands(Feature):
+    """Papers from the conversation: `add LINK|ID`, "Add to paperclub" on a message, and
+    the buttons under what was added."""
+
+    name = "adding"
+
     def __init__(
         self,
         library: Library,
@@ -71,6 +80,13 @@ class AddCommands:
         self.clock = clock
         self.per_hour = per_hour
         self.additions = Additions(library.db)
+
+    def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
+        card.added_by = self.added_by(incoming, paper_id)
+
+    def button(self, value: str) -> str | None:
+        """The buttons under a paper added in chat are the commands themselves."""
+        return value if ADDED_BUTTON.fullmatch(value) else None
 
     def commands(self) -> list[Command]:
         return [

@@ -22,8 +22,9 @@ from bot.channels.schedule import (
     parse_date,
     parse_schedule,
 )
+from bot.feature import Feature
 from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
-from bot.messages import Incoming, Reply
+from bot.messages import Deliver, Incoming, Reply
 from store.models import Channel
 
 HISTORY_DEFAULT = 10
@@ -32,7 +33,12 @@ TOPICS_MAX = 20
 TOPIC_CHARS = 80
 
 
-class ChannelCommands:
+class ChannelCommands(Feature):
+    """The paper of the day: the channel's schedule, topics and collections, its posts,
+    and the tick that posts them."""
+
+    name = "daily"
+
     def __init__(self, channels: Channels, daily: DailyPosts, library: Library, clock: Callable[[], datetime]):
         self.channels = channels
         self.daily = daily
@@ -55,6 +61,30 @@ class ChannelCommands:
             Command("history", "history [N]", "The last N papers posted here (default 10).", "history 5",
                     self.history),
         ]
+
+    def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
+             stopping: Callable[[], bool]) -> dict[str, int]:
+        report = self.daily.tick(now, deliver, platforms, stopping)
+        return {"posted": len(report.posted), "empty": len(report.empty), "failed": len(report.failed),
+                "skipped": len(report.skipped), "released": report.released}
+
+    def settings(self, channel: ChannelSettings) -> list[str]:
+        return [describe_schedule(channel), describe_topics(channel),
+                f"Collections: {', '.join(channel.collections) or 'all'}"]
+
+    def remember(self, reply: Reply, message_ref: str) -> bool:
+        """A `next` the adapter posted itself: votes update it, its thread gets results."""
+        if reply.post_id is None or not reply.actions:
+            return False
+        self.daily.set_message(reply.post_id, message_ref)
+        return True
+
+    def withdraw(self, reply: Reply) -> bool:
+        """A `next` the adapter could not post: the paper goes back to the pool."""
+        if reply.post_id is None or not reply.actions:
+            return False
+        self.channels.forget_post(reply.post_id)
+        return True
 
     # --- schedule ---------------------------------------------------------------------
 

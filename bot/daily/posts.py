@@ -47,14 +47,14 @@ REFUSED_DAYS_TO_PAUSE = 3
 
 
 @dataclass
-class TickReport:
+class DailyReport:
+    """What one tick posted, found empty, failed, skipped or left for the next."""
+
     posted: list[tuple[ChannelRef, int]] = field(default_factory=list)  # (channel, paper id)
     empty: list[ChannelRef] = field(default_factory=list)
     failed: list[tuple[ChannelRef, str]] = field(default_factory=list)
     skipped: list[tuple[ChannelRef, date]] = field(default_factory=list)
     released: int = 0  # due posts left unsent because the process was stopping
-    polls_closed: int = 0
-    reminders: int = 0
 
 
 @dataclass
@@ -106,11 +106,11 @@ class DailyPosts:
         deliver: Deliver,
         platforms: Iterable[str],
         stopping: Callable[[], bool] = lambda: False,
-    ) -> TickReport:
+    ) -> DailyReport:
         """Post every due pick for channels on `platforms` (those we can deliver to).
         Once `stopping()` is true no further post starts; the rest stay due."""
         platforms = set(platforms)
-        report = TickReport()
+        report = DailyReport()
         due, missed = self._due(now, platforms)
         self._skip(missed, now, report)
         for start in range(0, len(due), BATCH):
@@ -135,7 +135,7 @@ class DailyPosts:
                     missed.append((channel, late))
         return due, missed
 
-    def _skip(self, missed: list[tuple[ChannelSettings, date]], now: datetime, report: TickReport) -> None:
+    def _skip(self, missed: list[tuple[ChannelSettings, date]], now: datetime, report: DailyReport) -> None:
         """Record (once) the days whose post time passed beyond the grace unposted."""
         for start in range(0, len(missed), BATCH):  # empty list: no statement at all
             chunk = missed[start : start + BATCH]
@@ -192,7 +192,7 @@ class DailyPosts:
         return set(result.scalars())
 
     def _run(
-        self, jobs: list[_Job], now: datetime, deliver: Deliver, report: TickReport, stopping: Callable[[], bool]
+        self, jobs: list[_Job], now: datetime, deliver: Deliver, report: DailyReport, stopping: Callable[[], bool]
     ) -> None:
         if not jobs:
             return
@@ -218,7 +218,7 @@ class DailyPosts:
             done = self._deliver(job, reply, deliver, now, report)
         self._record(done, None)
 
-    def _deliver(self, job: _Job, reply: Reply, deliver: Deliver, now: datetime, report: TickReport) -> _Outcome:
+    def _deliver(self, job: _Job, reply: Reply, deliver: Deliver, now: datetime, report: DailyReport) -> _Outcome:
         try:
             ref = deliver(job.channel.ref, reply)
         except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later

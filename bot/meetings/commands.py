@@ -9,12 +9,14 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.corpus.library import Library
-from bot.channels.channels import Channels
+from bot.channels.channels import Channels, ChannelSettings
+from bot.feature import Feature
 from bot.cards.latex import readable
 from bot.channels.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
 from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
 from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
-from bot.messages import Deliver, Incoming, Reply
+from bot.messages import Deliver, Incoming, PaperCard, Reply
+from bot.ops.settings import DEFAULT_GRACE
 
 log = logging.getLogger(__name__)
 
@@ -22,15 +24,31 @@ SESSIONS_DEFAULT = 5
 SESSIONS_MAX = 50
 
 
-class MeetingCommands:
+class MeetingCommands(Feature):
+    """The weekly meeting, its presenter rota and reminders, and members' notes."""
+
+    name = "meetings"
+
     def __init__(self, channels: Channels, meetings: Meetings, library: Library, clock: Callable[[], datetime],
-                 calendar_link: Callable[[Incoming, list[str]], Reply] | None = None):
+                 calendar_link: Callable[[Incoming, list[str]], Reply] | None = None,
+                 grace: timedelta = DEFAULT_GRACE):
         self.channels = channels
+        self.grace = grace  # how late a reminder may still go out (PAPERCLUB_CATCHUP)
         self.meetings = meetings
         self.library = library
         self.clock = clock
         # `session calendar [reset]`: the feed's secret link (bot/memory), for managers.
         self.calendar_link = calendar_link
+
+    def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
+             stopping: Callable[[], bool]) -> dict[str, int]:
+        return {"reminders": self.send_reminders(now, deliver, platforms, self.grace)}
+
+    def settings(self, channel: ChannelSettings) -> list[str]:
+        return self.describe_all(channel.id)
+
+    def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
+        card.discussion = self.notes_for(incoming, paper_id)
 
     def commands(self) -> list[Command]:
         return [

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.channels.channels import Channels
+from bot.feature import Feature
 from bot.grammar import Command, UsageError, first_word_in, require_manager
 from bot.memory.links import ChannelLinks
 from bot.memory.pages import ARCHIVE_PREFIX, CALENDAR_PREFIX
@@ -24,7 +25,11 @@ SET_PUBLIC_URL = (
 )
 
 
-class MemoryCommands:
+class MemoryCommands(Feature):
+    """The group's memory outside the chat: the archive page's and calendar feed's links."""
+
+    name = "memory"
+
     def __init__(self, channels: Channels, links: ChannelLinks, public_url: str | None,
                  clock: Callable[[], datetime]):
         self.channels = channels

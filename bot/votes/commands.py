@@ -13,9 +13,10 @@ from datetime import datetime, timedelta
 
 from bot.corpus.library import Library
 from bot.cards.cards import card
-from bot.channels.channels import Channels
+from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
+from bot.feature import Feature
 from bot.grammar import (
     Command,
     NotAllowed,
@@ -28,7 +29,7 @@ from bot.grammar import (
 )
 from bot.meetings.meetings import Meetings
 from bot.messages import Action, Deliver, Incoming, Reply
-from bot.search.service import Query, QueryError
+from bot.search.service import Query, QueryError, SearchService
 from bot.votes.polls import Option, PollRefused, Polls, PollView
 from bot.votes.votes import POST_VOTES, Votes
 
@@ -42,15 +43,24 @@ POLL_DURATION_MIN = timedelta(minutes=10)
 POLL_DURATION_MAX = timedelta(days=14)
 DAYS_DEFAULT = 30
 DAYS_MAX = 3650
+# What a vote button the core drew can say (bot/daily/replies.py, this module's polls):
+# a vote on a post or a poll. A click carrying anything else was not made by us.
+VOTE_BUTTON = re.compile(r"vote ([0-9]{1,10}) (up|down|read|none|[0-9]{1,2})")
 _DURATION = re.compile(r"^([0-9]{1,4})([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-class VoteCommands:
+class VoteCommands(Feature):
+    """Votes on posts, polls on what to read next, the reading queue, and what the
+    channel wants most."""
+
+    name = "votes"
+
     def __init__(
         self,
         channels: Channels,
         daily: DailyPosts,
+        search: SearchService,
         library: Library,
         votes: Votes,
         polls: Polls,
@@ -59,11 +69,51 @@ class VoteCommands:
     ):
         self.channels = channels
         self.daily = daily
+        self.search = search
         self.library = library
         self.votes = votes
         self.polls = polls
         self.meetings = meetings
         self.clock = clock
+
+    # --- what the core asks of the feature ---------------------------------------------------
+
+    def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
+             stopping: Callable[[], bool]) -> dict[str, int]:
+        return {"polls_closed": len(self.close_due(now, deliver, platforms))}
+
+    def settings(self, channel: ChannelSettings) -> list[str]:
+        poll = self.polls.open_poll(channel.id)
+        return [self.poll_status(poll) if poll else "Poll: none open."]
+
+    def button(self, value: str) -> str | None:
+        """The vote buttons under a post (`vote POST up`) and a poll (`vote POLL 2`): a
+        post's button names the post, not the paper."""
+        action = VOTE_BUTTON.fullmatch(value)
+        if action is None:
+            return None
+        target, choice = action.groups()
+        return value if choice.isdigit() else f"vote post:{target} {choice}"
+
+    def redraw(self, post_id: int) -> tuple[str | None, Reply] | None:
+        tally = self.votes.tallies([post_id])[post_id]
+        return self.daily.rerender(post_id, tally.describe())
+
+    def remember(self, reply: Reply, message_ref: str) -> bool:
+        """A `poll` the adapter posted itself: results go to its thread."""
+        if reply.poll_id is None or not reply.actions:
+            return False
+        self.polls.set_message(reply.poll_id, message_ref)
+        return True
+
+    def withdraw(self, reply: Reply) -> bool:
+        """A `poll` the adapter could not post must not block the next one."""
+        if reply.poll_id is None or not reply.actions:
+            return False
+        self.polls.withdraw(reply.poll_id)
+        return True
+
+    # --- commands ---------------------------------------------------------------------------
 
     def commands(self) -> list[Command]:
         return [
@@ -196,7 +246,7 @@ class VoteCommands:
             if looks_like_number(ref):
                 raise UsageError(f"No paper with ID `{ref}`.")
         try:
-            hits = self.daily.search.current().search(Query.parse(ref), 1)
+            hits = self.search.current().search(Query.parse(ref), 1)
         except QueryError as problem:
             raise UsageError(str(problem)) from None
         if not hits:
@@ -234,7 +284,7 @@ class VoteCommands:
         taken = {o.paper_id for o in options} | self.polls.queued_papers(channel.id)
         history = self.daily.histories([channel.id])[channel.id]
         feedback = self.votes.feedback([channel.id])[channel.id]
-        index = self.daily.search.current()
+        index = self.search.current()
         while len(options) < count:
             pick = self.daily.picker.choose(index, channel, history[0] | taken, history[1], feedback=feedback)
             if pick is None:
@@ -264,7 +314,7 @@ class VoteCommands:
 
     def poll_reply(self, poll: PollView) -> Reply:
         papers = self.library.get_many(o.paper_id for o in poll.options)
-        tokenizer = self.daily.search.tokenizer
+        tokenizer = self.search.tokenizer
         cards = [card(papers[o.paper_id], tokenizer) for o in poll.options]
         for option, paper_card in zip(poll.options, cards):
             paper_card.reason = f"Option {option.position}" + (" (nominated)" if option.nominated_at else "")

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 
 import emoji as emoji_data
 from sqlalchemy import delete, select
 
-from bot.channels.channels import Channels
+from bot.channels.channels import Channels, ChannelSettings
+from bot.feature import Feature
 from bot.grammar import Command, UsageError, require_manager, with_arguments
-from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from bot.messages import ChannelRef, Incoming, Reaction, Reply
 from bot.votes.votes import Votes
 from store.models import Channel, Post, PostVote
 
@@ -38,19 +38,6 @@ _BARE_NAME = re.compile(_NAME)
 # selectors that ask for text or emoji style.
 _MODIFIERS = re.compile("[\U0001f3fb-\U0001f3ff\ufe0e\ufe0f]")
 _DISCORD_CUSTOM = re.compile(r"<a?:([A-Za-z0-9_~\-]{1,100}):[0-9]{1,25}>")
-
-
-@dataclass(frozen=True)
-class Reaction:
-    """A member put an emoji on a message, or took it off (`added` False). `message_ref`
-    is the message's reference in the form the adapter stores for posts (Slack's ts,
-    Discord's "channel_id/message_id"); `channel` the channel the post belongs to."""
-
-    channel: ChannelRef
-    user: UserRef
-    message_ref: str
-    emoji: str
-    added: bool
 
 
 def emoji_key(text: str) -> str | None:
@@ -105,8 +92,10 @@ def describe(stored: str | None) -> str:
     return f"Reactions: {pairs}" + ("" if stored else " (the default)")
 
 
-class Reactions:
+class Reactions(Feature):
     """Reactions on a channel's posts, as votes; and the channel's choice of emoji."""
+
+    name = "reactions"
 
     def __init__(self, channels: Channels, votes: Votes, clock: Callable[[], datetime]):
         self.channels = channels
@@ -160,6 +149,9 @@ class Reactions:
                 PostVote.post_id == post_id, PostVote.user_id == user_id, PostVote.slot == SLOTS[kind],
                 PostVote.value == kind,
             )).rowcount)
+
+    def settings(self, channel: ChannelSettings) -> list[str]:
+        return [describe(channel.reactions)]
 
     # --- the command ---------------------------------------------------------------------
 

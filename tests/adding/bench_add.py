@@ -51,8 +51,8 @@ def run(size: int, work: Path) -> list[tuple[float, float, float, int]]:
     services.search.current()  # a running bot has its index already
     timings = []
     with FakeProviders() as fake:
-        services.core.adding.providers = providers_for(fake)
-        services.core.adding.search = _Deferred(services.search)  # the index's part timed apart
+        services.feature("adding").providers = providers_for(fake)
+        services.feature("adding").search = _Deferred(services.search)  # the index's part timed apart
         member = UserRef("console", "ann", "Ann", is_manager=True)
         where = ChannelRef("console", "local", "bench")
         for arxiv_id, title in PAPERS:

@@ -42,7 +42,7 @@ def closed_port() -> int:
 @pytest.fixture
 def built(db, database_url, fake):  # `db`: the schema, on SQLite and PostgreSQL
     services = build_services(database_url, clock=lambda: NOW)
-    services.core.adding.providers = providers_for(fake)
+    services.feature("adding").providers = providers_for(fake)
     yield services
     services.db.dispose()
 

@@ -69,8 +69,8 @@ def test_unknown_ids_and_non_links_are_refused_and_store_nothing(built, line, sa
 
 def test_an_unreachable_provider_is_refused_and_stores_nothing(built, fake):
     nowhere = f"http://127.0.0.1:{closed_port()}"
-    built.core.adding.providers = providers_for(fake)
-    built.core.adding.providers.urls = type(built.core.adding.providers.urls)(nowhere, nowhere, nowhere)
+    built.feature("adding").providers = providers_for(fake)
+    built.feature("adding").providers.urls = type(built.feature("adding").providers.urls)(nowhere, nowhere, nowhere)
     before = counts(built.db)
     for line, name in (("add 2106.01345", "arXiv"), ("add 10.18653/v1/N19-1423", "Crossref"),
                        ("add https://openreview.net/forum?id=2dnO3LLiJ1", "OpenReview")):
@@ -80,7 +80,7 @@ def test_an_unreachable_provider_is_refused_and_stores_nothing(built, fake):
 
 
 def test_a_provider_that_never_answers_is_given_up_within_the_time_budget(built, fake):
-    built.core.adding.providers = providers_for(fake, "/slow")
+    built.feature("adding").providers = providers_for(fake, "/slow")
     before, started = counts(built.db), time.monotonic()
     reply = say(built, "add 2106.01345")
     assert time.monotonic() - started < 3  # the policy's 1 s, not the fake's 30 s
@@ -89,13 +89,13 @@ def test_a_provider_that_never_answers_is_given_up_within_the_time_budget(built,
 
 
 def test_a_long_retry_after_is_busy_at_once_and_a_short_one_is_retried(built, fake):
-    built.core.adding.providers = providers_for(fake, "/busy")
+    built.feature("adding").providers = providers_for(fake, "/busy")
     before, started = counts(built.db), time.monotonic()
     reply = say(built, "add 2106.01345")
     assert time.monotonic() - started < 1  # Retry-After: 120 is not waited for
     assert not reply.ok and "arXiv is busy just now" in reply.text and "Try again in a minute" in reply.text
     assert counts(built.db) == before
-    built.core.adding.providers = providers_for(fake, "/flaky")  # 429 Retry-After: 0, then the answer
+    built.feature("adding").providers = providers_for(fake, "/flaky")  # 429 Retry-After: 0, then the answer
     reply = say(built, "add 10.18653/v1/N19-1423")
     assert reply.ok and reply.cards[0].title == BERT
 
@@ -146,7 +146,7 @@ def test_a_page_with_citation_meta_tags(built, fake):
 
 
 def test_pages_on_private_addresses_are_never_fetched(built, fake):
-    built.core.adding.providers = providers_for(fake, addresses=public_only)
+    built.feature("adding").providers = providers_for(fake, addresses=public_only)
     before, asked = counts(built.db), len(fake.requests)
     for link in (fake.url("/pages/P18-1031/"), "http://169.254.169.254/latest/meta-data/",
                  "http://[::ffff:127.0.0.1]:80/", "http://0.0.0.0/", "http://10.1.2.3/paper"):
@@ -158,7 +158,7 @@ def test_pages_on_private_addresses_are_never_fetched(built, fake):
 def test_a_redirect_to_a_refused_address_is_refused(built, fake):
     port = fake.base.rsplit(":", 1)[1]
     only_this = lambda address: str(address) == "127.0.0.1"  # noqa: E731 - a policy in one line
-    built.core.adding.providers = providers_for(fake, addresses=only_this)
+    built.feature("adding").providers = providers_for(fake, addresses=only_this)
     assert say(built, f"add {fake.url('/pages/P18-1031/')}").ok  # the allowed address is fetched
     asked, before = len(fake.requests), counts(built.db)
     hop = fake.url(f"/redirect?to=http://127.0.0.2:{port}/pages/P18-1031/")
@@ -180,7 +180,7 @@ def test_only_successful_adds_are_recorded(built):
 
 
 def test_a_member_adds_a_bounded_number_of_papers_an_hour(built, fake):
-    built.core.adding.per_hour = 2
+    built.feature("adding").per_hour = 2
     assert say(built, "add 2106.01345 1706.03762").ok
     asked, before = len(fake.requests), counts(built.db)
     reply = say(built, "add 1810.04805")

@@ -94,7 +94,7 @@ def test_use_added_picks_this_workspaces_added_papers(built):
 def test_an_added_paper_is_the_first_hit_for_its_title_at_once(seeded_db_url, fake):
     services = build_services(seeded_db_url, clock=lambda: NOW)
     try:
-        services.core.adding.providers = providers_for(fake)
+        services.feature("adding").providers = providers_for(fake)
         services.search.current()  # the seed corpus's index, as a running bot has it
         seeds = services.library.count()
         started = time.perf_counter()

@@ -431,7 +431,7 @@ def test_the_core_answers_the_private_commands_privately(seeded_copy):
 async def _daily_post(bot: Harness) -> FakeMessage:
     await bot.use("schedule", manager=True, time="09:00", zone="UTC", days="daily")
     report = await bot.tick(NOW)
-    assert len(report.posted) == 1, report
+    assert report["posted"] == 1, report
     return bot.channel.messages[-1]
 
 
@@ -439,7 +439,7 @@ def test_a_scheduled_post_sends_the_embed_opens_the_thread_and_attaches_the_butt
     async def scenario():
         bot = Harness(seeded_copy)
         message = await _daily_post(bot)
-        assert not (await bot.tick(NOW)).posted and bot.channel.messages[-1] is message  # once
+        assert not (await bot.tick(NOW))["posted"] and bot.channel.messages[-1] is message  # once
         post_id = int(message.custom_ids()[0].split()[1])
         assert message.custom_ids() == [f"paperclub:vote {post_id} up", f"paperclub:vote {post_id} down",
                                         f"paperclub:vote {post_id} read"]
@@ -466,7 +466,7 @@ def test_a_post_whose_thread_is_refused_is_still_posted_once(seeded_copy, caplog
         assert not bot.world.threads() and message.custom_ids()
         assert "can the bot create public threads" in caplog.text
         later = await bot.tick(NOW + timedelta(minutes=1))  # nothing failed, so nothing is retried
-        assert not later.posted and not later.failed and bot.channel.messages[-1] is message
+        assert not later["posted"] and not later["failed"] and bot.channel.messages[-1] is message
         bot.close()
 
     asyncio.run(scenario())
@@ -573,7 +573,7 @@ def test_poll_buttons_and_the_result_in_the_poll_thread(seeded_copy):
         assert voted.sent()[0].ephemeral and f"poll {poll_id}: option 2" in voted.sent()[0].content
         assert poll_message.edits == 0  # a poll shows no running tally
         report = await bot.tick(NOW + timedelta(hours=1))
-        assert report.polls_closed == 1
+        assert report["polls_closed"] == 1
         (thread,) = bot.world.threads()
         # The poll opened its discussion thread when it was posted; the result lands there.
         assert thread.id == poll_message.id and thread.name == f"Poll {poll_id}: what do we read next?"
@@ -595,7 +595,7 @@ def test_a_poll_result_finds_a_place_when_its_message_has_no_thread_possible(see
         (gone,) = in_other.public()
         other.messages.remove(gone)  # someone deleted the poll's message
         del bot.world.messages[gone.id]
-        assert (await bot.tick(NOW + timedelta(hours=1))).polls_closed == 2
+        assert (await bot.tick(NOW + timedelta(hours=1)))["polls_closed"] == 2
         assert thread.messages[-1].content.startswith(f"Poll {in_thread.public()[0].custom_ids()[0].split()[1]} closed")
         # The deleted poll message's thread outlives it (as on Discord): the result goes there.
         (poll_thread,) = [t for t in bot.world.threads() if t.id == gone.id]
@@ -745,7 +745,7 @@ def test_a_shutdown_while_discord_is_still_logging_in_fails_the_post_for_retry(s
     runner = DiscordRunner(services.core, "never-used", None, on_exit=lambda _: None, stopping=stopping)
     threading.Timer(0.3, stopping.set).start()  # SIGTERM arrives while the login is pending
     started = time.monotonic()
-    report = services.core.tick(datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc), runner.deliver, ["discord"])
+    report = services.daily.tick(datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc), runner.deliver, ["discord"])
     assert time.monotonic() - started < 5  # not the 60 s login wait
     assert report.failed == [(ref, "the Discord client has not logged in yet")]
     with services.db.session() as session:

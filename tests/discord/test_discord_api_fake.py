@@ -135,7 +135,7 @@ def test_the_client_becomes_ready_and_posts_the_paper_of_the_day_with_buttons_an
             return await tick(services, client)
 
     report = asyncio.run(scenario())
-    assert len(report.posted) == 1 and not report.failed, report
+    assert report["posted"] == 1 and not report["failed"], report
     (identify,) = fake.identified
     assert identify["intents"] == discord.Intents.default().value  # no privileged intent asked
 
@@ -332,7 +332,7 @@ def test_a_bibtex_paper_with_a_spaced_url_is_posted_with_the_link_encoded(fake, 
             return await tick(services, client)
 
     report = asyncio.run(scenario())
-    assert len(report.posted) == 1 and not report.failed, report
+    assert report["posted"] == 1 and not report["failed"], report
     (message,) = fake.messages
     (embed,) = message.embeds
     assert embed["title"].endswith("Robust Diffusion Models")

@@ -253,7 +253,7 @@ def test_the_message_text_is_its_content_and_embed_links():
 def test_the_menu_adds_the_linked_paper_and_answers_privately_with_buttons(seeded_copy, providers):
     async def scenario():
         bot = Harness(seeded_copy)
-        bot.services.core.adding.providers = providers_for(providers)
+        bot.services.feature("adding").providers = providers_for(providers)
         interaction = await use_menu(bot, a_message("Worth a read: https://arxiv.org/abs/2106.01345v2"))
         assert interaction.events[0] == ("defer", {"ephemeral": True, "thinking": True})
         (answer,) = interaction.private()
@@ -284,7 +284,7 @@ def test_the_menu_adds_the_linked_paper_and_answers_privately_with_buttons(seede
 def test_a_message_without_paper_links_gets_a_private_answer_and_nothing_is_added(seeded_copy, providers):
     async def scenario():
         bot = Harness(seeded_copy)
-        bot.services.core.adding.providers = providers_for(providers)
+        bot.services.feature("adding").providers = providers_for(providers)
         before = bot.services.library.count()
         interaction = await use_menu(bot, a_message("lunch at noon?"))
         (answer,) = interaction.private()
@@ -298,7 +298,7 @@ def test_a_message_without_paper_links_gets_a_private_answer_and_nothing_is_adde
 def test_the_menu_over_the_gateway_adds_the_paper_and_answers_privately(fake, services, providers):
     """INTERACTION_CREATE for the message command through the fake gateway; the deferral and
     the answer through the fake's interaction callback and webhook routes."""
-    services.core.adding.providers = providers_for(providers)
+    services.feature("adding").providers = providers_for(providers)
 
     async def scenario():
         client = client_for(services)

@@ -98,7 +98,7 @@ def test_the_paper_presenter_and_discussion_show_and_a_swap_changes_the_presente
     poll = boss.send("poll 2 1h")
     assert boss.send(f"vote {poll.poll_id} 1").ok and boss.send("poll close").ok
     scene.clock.now = datetime(2026, 10, 19, 15, 30, tzinfo=UTC)  # the day-before reminder is due
-    assert s.core.meeting_commands.send_reminders(scene.clock(), lambda ref, reply: None, ["console"],
+    assert s.feature("meetings").send_reminders(scene.clock(), lambda ref, reply: None, ["console"],
                                                   timedelta(hours=3)) == 1
     meeting = s.meetings.meeting(s.channels.get(boss.channel).id, date(2026, 10, 20))
     token = calendar_token(scene)

@@ -63,7 +63,7 @@ def redraws() -> Debouncer:
 @pytest.fixture
 def stack(services, slack, redraws, providers):
     """What `paperclub serve` answers at /slack/events: the edge, bolt, our listeners."""
-    services.core.adding.providers = providers_for(providers)
+    services.feature("adding").providers = providers_for(providers)
     settings = SlackSettings(SIGNING_SECRET, bot_token=BOT_TOKEN, api_url=slack.api_url)
     app = build_app(services, settings, InlineExecutor(), redraws)[0]
     return app, SignedOnly(WholeForms(app, EVENTS_PATH), SIGNING_SECRET)

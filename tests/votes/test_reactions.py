@@ -13,7 +13,8 @@ from adapters.console import ConsoleSession
 from adapters.debounce import Debouncer
 from bot.app import build_services
 from bot.messages import UserRef
-from bot.votes.reactions import Reaction, emoji_key, reaction_key, split_emoji
+from bot.messages import Reaction
+from bot.votes.reactions import emoji_key, reaction_key, split_emoji
 from store.models import Channel, PostVote
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)

@@ -1,0 +1,1 @@
+"""Looking things up: search, show, similar, and a channel's settings in one place."""

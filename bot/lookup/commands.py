@@ -1,0 +1,89 @@
+"""search, show, similar and settings: reading the library and the channel, never changing them."""
+
+from __future__ import annotations
+
+from bot.cards.cards import card
+from bot.cards.latex import readable
+from bot.channels.channels import Channels
+from bot.corpus.library import Library
+from bot.feature import Feature, Features
+from bot.grammar import Command, UsageError
+from bot.messages import Incoming, Reply
+from bot.search.service import Query, SearchService
+from store.models import Paper
+
+SEARCH_RESULTS = 5
+SIMILAR_RESULTS = 5
+
+
+class Lookup(Feature):
+    """`features` is the whole list: `settings` and `show` gather what every feature adds."""
+
+    name = "lookup"
+
+    def __init__(self, library: Library, search: SearchService, channels: Channels, features: Features):
+        self.library = library
+        self.search_service = search
+        self.tokenizer = search.tokenizer
+        self.channels = channels
+        self.features = features
+
+    def commands(self) -> list[Command]:
+        return [
+            Command(
+                "search",
+                "search QUERY [author:NAME] [track:oral] [in:COLLECTION] [tag:WORD]",
+                "Find the best-matching papers (BM25); filters narrow the results.",
+                'search diffusion robustness author:"yann lecun"',
+                self.search,
+            ),
+            Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self.show),
+            Command("similar", "similar ID", "Papers like this one.", "similar 42", self.similar),
+            Command("settings", "settings", "This channel's settings in one place: schedule, topics, "
+                    "collections, meeting, presenters, open poll.", "settings", self.settings_command),
+        ]
+
+    def search(self, _incoming: Incoming, args: str) -> Reply:
+        query = Query.parse(args)
+        if query.is_empty():
+            raise UsageError("Say what to search for.")
+        index = self.search_service.current()
+        hits = index.search(query, SEARCH_RESULTS)
+        spelling = index.spellcheck(query)  # unknown words and what they may have meant
+        if not hits:
+            return Reply(text=index.unknown_filter(query) or spelling.no_match(args))
+        papers = self.library.get_many(h.paper_id for h in hits)
+        cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
+        text = f"Top {len(cards)} of {index.live_count():,} papers for `{args}`:"
+        note = spelling.note()
+        return Reply(text=f"{text}\n{note}" if note else text, cards=cards)
+
+    def show(self, incoming: Incoming, args: str) -> Reply:
+        paper = self._paper_arg(args)
+        shown = card(paper, self.tokenizer, full=True)
+        self.features.on_show(incoming, paper.id, shown)
+        return Reply(text=f"Paper {paper.id}:", cards=[shown])
+
+    def similar(self, _incoming: Incoming, args: str) -> Reply:
+        paper = self._paper_arg(args)
+        hits = self.search_service.current().similar(paper.id, SIMILAR_RESULTS)
+        if not hits:
+            return Reply(text=f"Nothing in the corpus resembles paper {paper.id}.")
+        papers = self.library.get_many(h.paper_id for h in hits)
+        cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
+        return Reply(text=f"Papers like {paper.id} “{readable(paper.title)}”:", cards=cards)
+
+    def settings_command(self, incoming: Incoming, args: str) -> Reply:
+        if args.strip():
+            raise UsageError("`settings` takes no arguments.")
+        channel = self.channels.get(incoming.channel)
+        return Reply(text="\n".join(self.features.settings(channel)), ephemeral=True)
+
+    def _paper_arg(self, args: str) -> Paper:
+        ref = args.split()[0] if args.split() else ""
+        if not ref or len(args.split()) > 1:
+            raise UsageError("Give one paper ID (the number on its card).")
+        paper = self.library.find(ref)
+        if paper is None:
+            raise UsageError(f"No paper with ID `{ref}`; `search` shows IDs on each card.")
+        return paper
