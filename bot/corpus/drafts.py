@@ -11,6 +11,7 @@ from the database (bot.corpus.library) or just written here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Table, func, insert, select
@@ -54,13 +55,12 @@ class DraftSource:
             setattr(self, name, value)
 
 
+@dataclass(slots=True, eq=False)  # compared by identity, as the rows it stands in for
 class DraftId:
     """A draft's PaperExternalId."""
 
-    __slots__ = ("scheme", "value")
-
-    def __init__(self, scheme: str, value: str) -> None:
-        self.scheme, self.value = scheme, value
+    scheme: str
+    value: str
 
 
 def as_indexed(paper_id: int, draft: Draft) -> IndexedPaper:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,11 +31,11 @@ from store import Database
 from store.models import Paper, PaperExternalId, PaperSource
 
 
+@dataclass(eq=False)  # a service: compared and hashed by identity, as before
 class Library:
     """The corpus behind one handle: what the commands, the search index and the CLI use."""
 
-    def __init__(self, db: Database):
-        self.db = db
+    db: Database
 
     # --- importing (bot.corpus.importing) ---------------------------------------------
 
