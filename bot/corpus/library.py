@@ -1,11 +1,12 @@
 """The paper library: the papers in the database, read back; importing and exporting
-through one handle, `Library(db)`.
+through the same handle, `Library(db)`.
 
-Reading is here: papers by number or by any spelling of an id a member types, by the
-page for the search index, the collections. What an import does lives in
-bot.corpus.importing (matching records to papers, merging their sources) and
-bot.corpus.drafts (writing new papers in bulk); the corpus revision an import moves, in
-bot.corpus.revisions; the export's form, in bot.corpus.export.
+Reading is here: a paper by its number or any spelling of an id (`find`), papers by
+number (`get_many`), every paper a page at a time as the search index reads them
+(`papers`, `papers_changed`), the collections. The rest lives beside it:
+bot.corpus.importing matches records to papers and merges their sources,
+bot.corpus.drafts writes new papers in bulk, bot.corpus.revisions moves and reads the
+corpus revision, bot.corpus.export gives each paper's exported form.
 """
 
 from __future__ import annotations
