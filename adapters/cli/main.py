@@ -22,7 +22,9 @@ from bot import __version__
 from bot.adding.imports import AddProblem, import_reference, is_reference
 from bot.adding.providers import Providers
 from bot.app import ConfigError, Services, build_services, utc_now
-from bot.corpus.library import ImportSummary, Library, Written
+from bot.corpus.drafts import Written
+from bot.corpus.importing import ImportSummary
+from bot.corpus.library import Library
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, database_problem

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from bot.adding.providers import NAMES, AddProblem, Providers
 from bot.corpus.identifiers import PAGE, find_all
-from bot.corpus.library import ImportSummary, Library
+from bot.corpus.importing import ImportSummary
+from bot.corpus.library import Library
 
 DEFAULT_COLLECTION = "imported"
 

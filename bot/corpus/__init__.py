@@ -1,1 +1,1 @@
-"""The corpus: readers (a file to paper records), the library (papers in the database), feeds. Imports store and bot.search, never a command or an adapter."""
+"""The corpus: readers (a file to paper records), the library (papers in the database, read back), importing, drafts and revisions (records stored once, new papers in bulk, the corpus revision moved), the export, feeds. Imports store and bot.search, never a command or an adapter."""

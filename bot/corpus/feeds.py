@@ -154,11 +154,11 @@ EXAMPLE_URL = (
 # --- the feeds table ---------------------------------------------------------------------
 
 
+@dataclass(eq=False)  # a service: compared and hashed by identity, as before
 class Feeds:
     """The feeds, one per collection. Rows come back detached, with every column loaded."""
 
-    def __init__(self, db: Database):
-        self.db = db
+    db: Database
 
     def add(self, collection: str, url: str, cron: str, fmt: str | None = None) -> Feed:
         """Add a feed, or change the URL, cron and format of the collection's feed (which

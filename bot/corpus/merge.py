@@ -20,13 +20,20 @@ imported again whole corrects its own fields without touching the other sources'
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.corpus.records import PaperRecord
 
 SourceKey = tuple[str, str, int]  # (collection, source file, line)
+Row = TypeVar("Row")  # a source: anything with a collection, a source file and a line
 
 EARLIEST_WITH_VALUE = ("url", "track", "presentation", "award", "venue", "year")
+# The paper's columns the merge rule fills (`merged`): what an import writes and compares,
+# and what an export shows.
+SHOWN = (
+    "title", "title_derived", "authors", "abstract", "url", "track", "presentation", "award",
+    "venue", "year", "tags", "notes",
+)
 # A source's fields, as stored and exported: everything a record says about its paper but
 # where it says it (the line is a column of its own); each as it reads when absent.
 EMPTY: dict[str, Any] = {
@@ -62,6 +69,14 @@ def merged(sources: Iterable[tuple[SourceKey, dict[str, Any]]]) -> dict[str, Any
     if not ordered:
         raise ValueError("a paper has at least one source")
     return _alone(ordered[0]) if len(ordered) == 1 else _of_several(ordered)
+
+
+def in_merge_order(sources: Iterable[Row]) -> list[Row]:
+    """A paper's sources (PaperSource rows, or an import's drafts of them) in the order the
+    rule above takes them."""
+    # Sorted here, not by the database: PostgreSQL's collation and SQLite's byte order
+    # disagree on case and accents, and the export must not depend on the database.
+    return sorted(sources, key=lambda s: (s.collection, s.source, s.line))
 
 
 def _of_several(ordered: list[dict[str, Any]]) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """What every corpus reader produces: plain paper records and the one error type.
 
 Readers are pure functions from text to records; storing them is the library's job
-(`bot.corpus.library`). Keeping readers free of the database makes each format testable on
+(`bot.corpus.importing`). Keeping readers free of the database makes each format testable on
 its own and lets a whole file be rejected before anything from it is written.
 """
 

@@ -16,8 +16,8 @@ from bibtexparser.library import Library as BibLibrary
 from bibtexparser.model import Entry as BibEntry
 from bibtexparser.model import Field
 
-from bot.corpus.library import export_record
 from bot.cards.latex import readable
+from bot.corpus.export import export_record
 from bot.memory.record import Entry
 from bot.messages import ChannelRef
 

@@ -1,4 +1,4 @@
-"""New papers are written in bulk (bot.corpus.library._Draft, _write_drafts); papers that
+"""New papers are written in bulk (bot.corpus.drafts.Draft, write_drafts); papers that
 match one stored, or one written earlier in the same import, go through the ORM. Either
 way the outcome is the same: these tests pin it where the two paths meet."""
 
@@ -59,7 +59,7 @@ BATCHES = [1, 2, None]
 @pytest.fixture(params=BATCHES, ids=lambda b: f"batch-{b or 'default'}")
 def batch(request, monkeypatch):
     if request.param is not None:
-        monkeypatch.setattr("bot.corpus.library.BATCH", request.param)
+        monkeypatch.setattr("bot.corpus.importing.BATCH", request.param)
     return request.param
 
 
@@ -260,7 +260,7 @@ def test_the_bulk_path_stores_what_the_orm_path_does(db, batch):
 
 
 def test_progress_counts_every_paper_across_batches(db, monkeypatch):
-    monkeypatch.setattr("bot.corpus.library.BATCH", 7)
+    monkeypatch.setattr("bot.corpus.importing.BATCH", 7)
     library = Library(db)
     seen: list[tuple[int, int]] = []
     records = [record(f"Paper {n}", n, external_ids={"beir": str(n)}) for n in range(1, 451)]
@@ -334,7 +334,7 @@ def test_a_large_import_on_postgresql_updates_the_planners_statistics(postgres_u
     autovacuum analyzes them. (SQLite has no such statistics to refresh.)"""
     db = Database(postgres_url)
     db.upgrade()
-    monkeypatch.setattr("bot.corpus.library.ANALYZE_AFTER", 3)
+    monkeypatch.setattr("bot.corpus.importing.ANALYZE_AFTER", 3)
     library = Library(db)
     assert store(
         library, [record(f"Paper {n}", n, external_ids={"beir": str(n)}) for n in (1, 2, 3)]

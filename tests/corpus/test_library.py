@@ -135,7 +135,7 @@ def test_a_jsonl_file_without_sources_goes_into_the_named_collection(db, tmp_pat
 
 
 def test_a_title_many_papers_share_matches_the_first_that_agrees_without_a_scan(db, tmp_path, monkeypatch):
-    from bot.corpus import library as library_module
+    from bot.corpus import importing as library_module
 
     library = Library(db)
 

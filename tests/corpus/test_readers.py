@@ -306,7 +306,7 @@ def test_arxiv_feed_fields() -> None:
 def test_jsonl_export_round_trip(tmp_path: Path) -> None:
     """What `paperclub export` writes (with its database-only fields) reads back equal,
     each source with its own record."""
-    from bot.corpus.library import export_record
+    from bot.corpus.export import export_record
     from bot.corpus.merge import source_fields
     from store.models import Paper, PaperExternalId, PaperSource
 

@@ -5,17 +5,19 @@ Sources stored before this revision did not keep what they said, only the paper'
 values; each gets those values as its fields (the best that is known), and importing a
 source again replaces them with its own. arXiv ids lose their version and DOIs are lower
 cased (bot.corpus.identifiers), as the readers now store them, so that `show` finds them.
+The normalisation is a copy frozen as of this revision (below): the migration keeps
+doing what it did, whatever the live parser learns later.
 
 Revision ID: 0007_source_fields
 Revises: 0006_edges
 Create Date: 2026-11-24
 """
 
+import re
+from urllib.parse import parse_qs, unquote, urlsplit
+
 import sqlalchemy as sa
 from alembic import op
-
-# The readers' own normalisation, so that old rows and new imports spell ids alike.
-from bot.corpus.identifiers import normalise
 
 revision = "0007_source_fields"
 down_revision = "0006_edges"
@@ -93,7 +95,7 @@ def _normalise_ids(connection: sa.Connection) -> None:
         ).all()
         if not rows:
             return
-        changes = [(row, normalise(row.scheme, row.value)) for row in rows]
+        changes = [(row, _normalise(row.scheme, row.value)) for row in rows]
         changes = [(row, pair) for row, pair in changes if pair != (row.scheme, row.value)]
         taken = _holders(connection, [pair for _, pair in changes])
         for row, pair in changes:
@@ -155,3 +157,118 @@ def _fields(paper: sa.Row, ids: dict[str, str]) -> dict:
     fields = {name: getattr(paper, name) for name in _PAPER_FIELDS}
     fields["external_ids"] = dict(sorted(ids.items()))
     return fields
+
+
+# --- the readers' normalisation, frozen as of revision 0007 ------------------------------
+# A copy of bot.corpus.identifiers.normalise and what it calls, as they were when this
+# revision was written, so that old rows and that day's imports spell ids alike. Frozen:
+# a migration must do forever what it did then, and store imports nothing from bot.
+# tests/test_migrations.py checks that it still agrees with the live parser.
+
+_ARXIV, _DOI_SCHEME, _OPENREVIEW = "arxiv", "doi", "openreview"
+_NEW_ARXIV = re.compile(r"(\d{2})(\d{2})\.(\d{4,5})(?:v\d+)?", re.ASCII)
+_OLD_ARXIV = re.compile(
+    r"([a-z]+(?:-[a-z]+)?)(?:\.[a-z-]{2,})?/(\d{2})(\d{2})(\d{3})(?:v\d+)?", re.ASCII | re.I
+)
+_FIRST_NEW_STYLE = 704  # April 2007
+_FIVE_DIGITS_FROM = 1501  # January 2015
+_DOI = re.compile(r"10\.\d{4,9}(?:\.\d+)*/\S+", re.ASCII)
+_ARXIV_DOI = "10.48550/arxiv."
+_OPENREVIEW_ID = re.compile(r"[A-Za-z0-9_-]{4,}")
+_PREFIX = re.compile(r"(arxiv|doi)\s*:\s*(.+)", re.I | re.S)
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://", re.I)
+_BARE_LINK = re.compile(r"(?:[a-z0-9-]+\.)*(?:arxiv\.org|doi\.org|openreview\.net)/", re.I)
+_ARXIV_HOSTS = {"arxiv.org", "www.arxiv.org", "export.arxiv.org"}
+_DOI_HOSTS = {"doi.org", "www.doi.org", "dx.doi.org"}
+_OPENREVIEW_HOSTS = {"openreview.net", "www.openreview.net"}
+_ARXIV_PAGE = re.compile(r"/(?:abs|pdf|html|ps|format)/(.+?)(?:\.pdf)?/?$", re.I)
+_OPENREVIEW_PAGE = re.compile(r"/(?:forum|pdf|attachment)/?$", re.I)
+
+
+def _normalise(scheme: str, value: str) -> tuple[str, str]:
+    """A source's (scheme, value) in stored form; a value that does not read as its
+    scheme is kept as given (stripped)."""
+    scheme, value = scheme.strip().lower(), value.strip()
+    found = _READ_AS.get(scheme, lambda _: None)(value)
+    return found or (scheme, value)
+
+
+def _arxiv_id(text: str) -> str | None:
+    text = text.strip()
+    if text[:6].lower() == "arxiv:":
+        text = text[6:].strip()
+    new = _NEW_ARXIV.fullmatch(text)
+    if new:
+        year_month, number = int(new.group(1) + new.group(2)), new.group(3)
+        digits = 5 if year_month >= _FIVE_DIGITS_FROM else 4
+        valid = year_month >= _FIRST_NEW_STYLE and _month(new.group(2)) and len(number) == digits
+        return f"{new.group(1)}{new.group(2)}.{number}" if valid else None
+    old = _OLD_ARXIV.fullmatch(text)
+    if old and _month(old.group(3)):
+        return f"{old.group(1).lower()}/{old.group(2)}{old.group(3)}{old.group(4)}"
+    return None
+
+
+def _from_link(url: str) -> tuple[str, str] | None:
+    if not _URL.match(url):
+        url = "https://" + url
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # a malformed IPv6 host: no identifier in it
+        return None
+    host = (parts.hostname or "").lower()
+    if host in _ARXIV_HOSTS:
+        page = _ARXIV_PAGE.search(unquote(parts.path))
+        return _tagged(_ARXIV, _arxiv_id(page.group(1))) if page else None
+    if host in _DOI_HOSTS:
+        return _from_doi(unquote(parts.path).lstrip("/"))
+    if host in _OPENREVIEW_HOSTS and _OPENREVIEW_PAGE.search(parts.path):
+        ids = parse_qs(parts.query).get("id", [])
+        return (_OPENREVIEW, ids[0]) if ids and _OPENREVIEW_ID.fullmatch(ids[0]) else None
+    return None
+
+
+def _is_link(text: str) -> bool:
+    return bool(_URL.match(text) or _BARE_LINK.match(text))
+
+
+def _from_doi(text: str) -> tuple[str, str] | None:
+    text = text.strip()
+    if not _DOI.fullmatch(text):
+        return None
+    value = text.lower()
+    if value.startswith(_ARXIV_DOI):  # arXiv's DataCite DOI names the arXiv paper
+        return _tagged(_ARXIV, _arxiv_id(value[len(_ARXIV_DOI) :]))
+    return _DOI_SCHEME, value
+
+
+def _read_arxiv(value: str) -> tuple[str, str] | None:
+    found = _from_link(value) if _is_link(value) else _tagged(_ARXIV, _arxiv_id(value))
+    return found if found and found[0] == _ARXIV else None
+
+
+def _read_doi(value: str) -> tuple[str, str] | None:
+    if _is_link(value):
+        return _from_link(value)
+    prefixed = _PREFIX.fullmatch(value)
+    if prefixed and prefixed.group(1).lower() == _DOI_SCHEME:
+        value = prefixed.group(2)
+    return _from_doi(value)
+
+
+def _read_openreview(value: str) -> tuple[str, str] | None:
+    if _is_link(value):
+        found = _from_link(value)
+        return found if found and found[0] == _OPENREVIEW else None
+    return (_OPENREVIEW, value) if _OPENREVIEW_ID.fullmatch(value) else None
+
+
+_READ_AS = {_ARXIV: _read_arxiv, _DOI_SCHEME: _read_doi, _OPENREVIEW: _read_openreview}
+
+
+def _tagged(scheme: str, value: str | None) -> tuple[str, str] | None:
+    return (scheme, value) if value else None
+
+
+def _month(text: str) -> bool:
+    return 1 <= int(text) <= 12
