@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from bot.collector import give_back_free_memory, without_cycle_collection
 from bot.corpus import identifiers
+from bot.corpus.indexed import IndexedPaper
 from bot.corpus.merge import EMPTY, merged, source_fields
 from bot.corpus.readers import read_path, truncation_warnings
 from bot.corpus.records import (
@@ -38,7 +39,6 @@ from bot.corpus.records import (
     title_key,
 )
 from bot.grammar import looks_like_number, number
-from bot.search.service import IndexedPaper
 from store import Database
 from store.database import upsert_insert
 from store.models import CorpusState, Paper, PaperExternalId, PaperSource, new_identity, utcnow

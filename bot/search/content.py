@@ -33,10 +33,12 @@ from operator import itemgetter
 import numpy as np
 
 from bot.collector import give_back_free_memory, without_cycle_collection
+from bot.corpus.folding import fold
+from bot.corpus.indexed import IndexedPaper
 from bot.search.arrays import Arrays, SparseRows, StringTable
 from bot.search.bm25 import Bm25Index, Bm25Params, TermCounts
 from bot.search.suggest import Spelling, WordCounts
-from bot.search.tokens import Tokenizer, fold
+from bot.search.tokens import Tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -52,20 +54,6 @@ AHEAD_NICENESS = 10  # TokenisedAhead's workers yield the CPU to the import writ
 # TokenisedAhead starts its workers at an import's first flush of new papers (5,000): on
 # cores that would idle, their start costs the import nothing.
 AHEAD_AFTER = 5_000
-
-
-@dataclass(frozen=True)
-class IndexedPaper:
-    """What the index needs of one paper: its text and the fields filters look at."""
-
-    paper_id: int
-    title: str
-    text: str  # everything searchable: title, abstract, reviewer notes
-    authors: Sequence[str] = ()
-    track: str | None = None
-    award: str | None = None
-    collections: Sequence[str] = ()
-    tags: Sequence[str] = ()
 
 
 @lru_cache(maxsize=100_000)

@@ -23,13 +23,13 @@ from pathlib import Path
 import numpy as np
 from rapidfuzz.distance import OSA
 
+from bot.corpus.indexed import IndexedPaper
 from bot.search import postings
 from bot.search.bm25 import Bm25Index, Bm25Params, Matched
 from bot.search.content import (
     FILTER_FIELDS,
     Batch,
     IndexContent,
-    IndexedPaper,
     TokenisedAhead,
     field_value_key,
     plain_terms,

@@ -9,9 +9,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from bot.corpus.indexed import IndexedPaper
 from bot.search import content
 from bot.search.bench.realistic import RealisticCorpus
-from bot.search.content import IndexContent, IndexedPaper, TokenisedAhead
+from bot.search.content import IndexContent, TokenisedAhead
 from bot.search.service import Query, SearchService
 from bot.search.tokens import Tokenizer
 from tests.search.test_segments import ChangingCorpus

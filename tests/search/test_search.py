@@ -147,7 +147,7 @@ def test_known_filter_values_in_any_case_are_not_reported(seeded):
 
 
 def test_a_long_list_of_values_shows_the_ten_most_used_then_an_ellipsis():
-    from bot.search.content import IndexedPaper
+    from bot.corpus.indexed import IndexedPaper
     from bot.search.service import SearchIndex
     from bot.search.tokens import Tokenizer
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from bot.corpus.indexed import IndexedPaper
 from bot.search.bench.realistic import RealisticCorpus
-from bot.search.content import IndexedPaper
 from bot.search.files import SEGMENTS, IndexStore
 from bot.search.segments import live_masks, merge_plan
 from bot.search.service import Query, SearchIndex, SearchService
