@@ -34,7 +34,8 @@ from bot.memory.commands import MemoryCommands
 from bot.memory.links import ChannelLinks
 from bot.messages import Incoming, Reply
 from bot.ops.logs import event
-from bot.search.service import Query, QueryError, SearchService
+from bot.search.query import Query, QueryError
+from bot.search.service import SearchService
 from bot.votes.commands import VoteCommands
 from bot.votes.polls import Polls
 from bot.votes.reactions import Reaction, Reactions

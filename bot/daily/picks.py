@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bot.channels.channels import ChannelSettings
-from bot.search.service import Hit, SearchIndex
+from bot.search.index import Hit, SearchIndex
 from bot.search.tokens import Tokenizer
 
 POOL = 40  # candidates considered per pick

@@ -29,7 +29,8 @@ from bot.daily.picks import Feedback, FeedbackSource, Pick, Picker
 from bot.daily.replies import PostReplies, nothing_left_reply
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
-from bot.search.service import SearchIndex, SearchService
+from bot.search.index import SearchIndex
+from bot.search.service import SearchService
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, Claim, Paper, Post, utcnow

@@ -28,7 +28,7 @@ from bot.grammar import (
 )
 from bot.meetings.meetings import Meetings
 from bot.messages import Action, Deliver, Incoming, Reply
-from bot.search.service import Query, QueryError
+from bot.search.query import Query, QueryError
 from bot.votes.polls import Option, PollRefused, Polls, PollView
 from bot.votes.votes import POST_VOTES, Votes
 
