@@ -1,4 +1,4 @@
-"""The built-in engine: the corpus at one revision, searched.
+"""The built-in engine and searcher (bot.search.engine): the corpus at one revision.
 
 `SearchIndex` is immutable: a new corpus revision gives a new one (bot.search.service
 swaps them), so a search in flight always sees one whole, consistent index. It is BM25
@@ -10,8 +10,7 @@ across the segments, a numbering that never leaves this module.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
 from rapidfuzz.distance import OSA
@@ -21,6 +20,7 @@ from bot.search import postings
 from bot.search.batch import field_value_key, plain_terms
 from bot.search.bm25 import Bm25Index, Bm25Params, Matched
 from bot.search.content import IndexContent
+from bot.search.engine import Hit, drawn
 from bot.search.query import FILTER_PATTERN, Query
 from bot.search.segments import Part, global_stats, live_masks
 from bot.search.suggest import Spellcheck
@@ -39,14 +39,6 @@ _FIELD_NAMES = {
     "in": ("collection", "collections"),
     "tag": ("tag", "tags"),
 }
-
-
-@dataclass(frozen=True)
-class Hit:
-    paper_id: int
-    score: float
-    matched: tuple[str, ...]  # the query's stemmed terms this paper contains
-    title_match: bool = False  # promoted because the query reads as its title
 
 
 class SearchIndex:
@@ -137,10 +129,10 @@ class SearchIndex:
                 return part.offset + doc if part.live is None or part.live[doc] else None
         return None
 
-    def title(self, paper_id: int) -> str:
+    def title(self, paper_id: int) -> str | None:
         doc = self.doc_of(paper_id)
         if doc is None:
-            raise KeyError(paper_id)
+            return None
         part = self.parts[int(self._part_of(np.array([doc]))[0])]
         return part.content.titles[doc - part.offset]
 
@@ -259,10 +251,46 @@ class SearchIndex:
             hits[0] = Hit(hits[0].paper_id, hits[0].score, hits[0].matched, title_match=True)
         return hits
 
-    def rank(self, tokens: list[str], k: int, allowed: np.ndarray | None = None) -> list[Hit]:
-        """Plain BM25 ranking of already-tokenised terms among `allowed` documents (picks
-        use it: a channel's topics are terms, not a typed title)."""
-        return self._hits(self._top(tokens, k, allowed))
+    def rank(
+        self,
+        terms: Sequence[str],
+        k: int,
+        collections: Sequence[str] = (),
+        excluded: Collection[int] = (),
+    ) -> list[Hit]:
+        """Plain BM25 ranking of already-tokenised terms (picks use it: a channel's
+        topics are terms, not a typed title), in any of `collections`, none of `excluded`."""
+        return self._hits(self._top(list(terms), k, self._allowed(collections, excluded)))
+
+    def scores(self, terms: Sequence[str], paper_ids: Collection[int]) -> dict[int, float]:
+        ids = list(paper_ids)
+        ranked = self._top(list(terms), len(ids), self.mask_of(ids))
+        return {hit.paper_id: hit.score for hit in self._hits(ranked)}
+
+    def sample(
+        self,
+        count: int,
+        seed: str,
+        collections: Sequence[str] = (),
+        excluded: Collection[int] = (),
+    ) -> list[int]:
+        """`drawn` from the live papers in `collections` in document order (oldest
+        segment first), so that a replay over the same index tours the same."""
+        allowed = self._allowed(collections, ())
+        docs = np.flatnonzero(self.live if allowed is None else allowed)
+        return drawn(self.paper_ids[docs], count, seed, excluded)
+
+    def _allowed(self, collections: Sequence[str], excluded: Collection[int]) -> np.ndarray | None:
+        """Live documents in any of `collections` (all without), not of `excluded`;
+        None when that is every live document."""
+        if not collections and not excluded:
+            return None
+        mask = np.zeros(len(self), dtype=bool) if collections else self.live.copy()
+        for name in collections:
+            mask |= self._field_mask("in", name)
+        if excluded:
+            mask &= ~self.mask_of(excluded)
+        return mask
 
     def _top(
         self, tokens: list[str], k: int, allowed: np.ndarray | None
@@ -314,12 +342,16 @@ class SearchIndex:
         doc = self.doc_of(paper_id)
         if doc is None:
             return []
-        terms = self.distinctive_terms(doc, max_terms)
+        terms = self._distinctive_terms(doc, max_terms)
         allowed = np.ones(len(self), dtype=bool)
         allowed[doc] = False
         return self._hits(self._top(terms, k, allowed))
 
-    def distinctive_terms(self, doc: int, limit: int) -> list[str]:
+    def distinctive_terms(self, paper_id: int, limit: int) -> list[str]:
+        doc = self.doc_of(paper_id)
+        return self._distinctive_terms(doc, limit) if doc is not None else []
+
+    def _distinctive_terms(self, doc: int, limit: int) -> list[str]:
         """The document's terms with the highest BM25 impact in it (ties: alphabetical,
         which is term id order)."""
         part = self.parts[int(self._part_of(np.array([doc]))[0])]
