@@ -1,1 +1,1 @@
-"""The corpus: readers (a file to paper records), the library (papers in the database), feeds. Imports store, never the search, a command or an adapter."""
+"""The corpus: readers (a file to paper records), the library (papers in the database), what the index reads of a paper, feeds; imports store, bot.collector and bot.grammar, never the search, a feature or an adapter."""
