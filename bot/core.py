@@ -20,7 +20,7 @@ from bot.feature import Features, TickReport
 from bot.grammar import LINE_CHARS, Command, NotAllowed, UsageError, clean_line, split_command, usage_reply
 from bot.messages import Deliver, Incoming, Reaction, Reply
 from bot.ops.logs import event
-from bot.search.service import QueryError
+from bot.search.query import QueryError
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from bot.corpus.library import Library
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, database_problem
-from bot.search.service import Query, QueryError
+from bot.search.query import Query, QueryError
 from store import Database, resolve_database_url
 from store.database import DEFAULT_URL, DatabaseUrlError, SchemaOutOfDate
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from bot.cards.latex import readable, spoken
 from bot.cards.links import id_link, web_link
 from bot.messages import PaperCard
-from bot.search.service import Hit
+from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
 from store.models import Paper
 

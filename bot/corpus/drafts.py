@@ -18,7 +18,7 @@ from sqlalchemy import Table, func, insert, select
 from sqlalchemy.orm import Session
 
 from bot.corpus.merge import SHOWN
-from bot.search.service import IndexedPaper
+from bot.corpus.indexed import IndexedPaper
 from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
 Written = Callable[[list[IndexedPaper]], None]

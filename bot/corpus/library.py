@@ -23,11 +23,11 @@ from sqlalchemy.orm import Session
 from bot.corpus import identifiers, importing, revisions
 from bot.corpus.drafts import Written, index_form
 from bot.corpus.export import write_jsonl
+from bot.corpus.indexed import IndexedPaper
 from bot.corpus.importing import ImportSummary
 from bot.corpus.records import PaperRecord
 from bot.corpus.revisions import CHUNK
 from bot.grammar import looks_like_number, number
-from bot.search.service import IndexedPaper
 from store import Database
 from store.models import Paper, PaperExternalId, PaperSource
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from bot.search.tokens import fold
+from bot.corpus.folding import fold
 from store.models import Paper, PaperExternalId, PaperSource
 
 

@@ -1,1 +1,1 @@
-"""The paper of the day: channels and their schedules, picks, cards, the posts and their replies, the channel commands. Imports store and the lower domains (search, corpus, votes)."""
+"""The paper of the day: picks, the posts and their replies, the channel commands; imports the layers below it (store, messages, grammar, corpus, the search through its interface, ops, channels, cards), never votes, whose feedback is passed in."""

@@ -29,7 +29,8 @@ from bot.daily.picks import Feedback, FeedbackSource, Pick, Picker
 from bot.daily.replies import PostReplies, nothing_left_reply
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
-from bot.search.service import SearchIndex, SearchService
+from bot.search.engine import Engine
+from bot.search.service import SearchService
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, Claim, Paper, Post, utcnow
@@ -281,7 +282,7 @@ class DailyPosts:
                 out[channel_id][1].append(title)
         return out
 
-    def _reserve_batch(self, index: SearchIndex, jobs: list[_Job], now: datetime) -> None:
+    def _reserve_batch(self, index: Engine, jobs: list[_Job], now: datetime) -> None:
         """Pick for every job, then write all the posts rows in one statement; the few
         whose paper another process took meanwhile are picked again one by one."""
         history = self.histories([j.channel.id for j in jobs])
@@ -320,7 +321,7 @@ class DailyPosts:
 
     def _reserve(
         self,
-        index: SearchIndex,
+        index: Engine,
         channel: ChannelSettings,
         excluded: set[int],
         titles: list[str],

@@ -10,7 +10,7 @@ from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
 from bot.daily.picks import Pick
 from bot.messages import Action, Reply
-from bot.search.service import Hit
+from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
 from store.models import Paper, Post
 

@@ -9,7 +9,8 @@ from bot.corpus.library import Library
 from bot.feature import Feature, Features
 from bot.grammar import Command, UsageError
 from bot.messages import Incoming, Reply
-from bot.search.service import Query, SearchService
+from bot.search.query import Query
+from bot.search.service import SearchService
 from store.models import Paper
 
 SEARCH_RESULTS = 5

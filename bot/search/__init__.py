@@ -1,1 +1,1 @@
-"""Search: tokenizer, BM25 (rank-bm25's scores), the persisted index and the search service, evaluation and the benchmark. Imports numpy, scipy, PyStemmer and store, never another domain."""
+"""Search: the narrow interface the rest of the bot uses (engine.py), queries, and the built-in engine (tokenizer, BM25 with rank-bm25's scores, segments, the persisted index and its service); imports bot.corpus and bot.collector below it, never a feature, the core or an adapter."""

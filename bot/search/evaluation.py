@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from bot.corpus.indexed import IndexedPaper
 from bot.search.bm25 import Bm25Params
-from bot.search.content import IndexContent, IndexedPaper
+from bot.search.content import IndexContent
 from bot.search.tokens import Tokenizer
 
 

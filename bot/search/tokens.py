@@ -7,12 +7,13 @@ with or without accents, hyphens or LaTeX, meets the words of the abstract.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 from operator import itemgetter
 
 import Stemmer
+
+from bot.corpus.folding import fold
 
 # Lucene's English stop words plus the common function words of abstracts; kept short
 # on purpose: words like "learning" or "model" carry meaning in a reading group's query.
@@ -33,15 +34,6 @@ _LATEX_MARKUP = re.compile(r"[{}$^_~\\]")
 # A term: letters and digits, optionally joined by single hyphens (gpt-4, l2, int8,
 # multi-task); any other character ends a word ("model's" -> "model", "s").
 _TERM = re.compile(r"[0-9a-z]+(?:-[0-9a-z]+)*")
-
-
-def fold(text: str) -> str:
-    """Unicode-normalise, drop accents, lowercase: "Lähner" -> "lahner"."""
-    if text.isascii():  # most abstracts: normalisation would change nothing, and costs most
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return unicodedata.normalize("NFKC", stripped).casefold()
 
 
 def strip_latex(text: str) -> str:

@@ -29,7 +29,8 @@ from bot.grammar import (
 )
 from bot.meetings.meetings import Meetings
 from bot.messages import Action, Deliver, Incoming, Reply
-from bot.search.service import Query, QueryError, SearchService
+from bot.search.query import Query, QueryError
+from bot.search.service import SearchService
 from bot.votes.polls import Option, PollRefused, Polls, PollView
 from bot.votes.votes import POST_VOTES, Votes
 

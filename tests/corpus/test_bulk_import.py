@@ -357,7 +357,7 @@ def test_new_papers_are_told_as_the_index_reads_them_back(db, batch):
     """`written` hears of each new paper once, as it is written; the search index reuses
     that tokenising only where the paper reads back the same (its content hash), so what
     it hears must be what `papers()` reads for every paper nothing merged into later."""
-    from bot.search.content import content_hash
+    from bot.search.batch import content_hash
 
     library = Library(db)
     exported = [

@@ -30,7 +30,7 @@ from bot.corpus.feeds import (
     sync_jobs,
 )
 from bot.corpus.fetch import DEFAULT_LIMITER, Fetcher, FetchError, FetchPolicy, HostLimiter
-from bot.search.service import Query
+from bot.search.query import Query
 from store.models import Feed
 from tests.conftest import DATA
 

@@ -16,7 +16,7 @@ from bot.cards import latex
 from bot.cards.cards import card, venue_line
 from bot.cards.latex import readable
 from bot.messages import ChannelRef, Incoming, UserRef
-from bot.search.service import Hit
+from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
 from store.models import Paper, PaperExternalId, PaperSource
 from tests.conftest import DATA

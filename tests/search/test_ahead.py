@@ -1,6 +1,6 @@
 """Tokenising ahead: `paperclub import` hands the papers it writes to worker processes,
 and the index build that follows takes them from there where they read back the same
-(bot.search.content.TokenisedAhead, SearchService.ahead)."""
+(bot.search.tokenising.TokenisedAhead, SearchService.ahead)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from bot.search import content
+from bot.corpus.indexed import IndexedPaper
+from bot.search import content, tokenising
 from bot.search.bench.realistic import RealisticCorpus
-from bot.search.content import IndexContent, IndexedPaper, TokenisedAhead
-from bot.search.service import Query, SearchService
+from bot.search.content import IndexContent
+from bot.search.query import Query
+from bot.search.service import SearchService
+from bot.search.tokenising import TokenisedAhead
 from bot.search.tokens import Tokenizer
 from tests.search.test_segments import ChangingCorpus
 
@@ -25,14 +28,14 @@ def papers() -> list[IndexedPaper]:
 @pytest.fixture
 def small_batches(monkeypatch):
     """Workers for 300 papers, in batches of 40 (a real import: from 5,000, by 2,000)."""
-    monkeypatch.setattr(content, "AHEAD_AFTER", 50)
-    monkeypatch.setattr(content, "BATCH", 40)
+    monkeypatch.setattr(tokenising, "AHEAD_AFTER", 50)
+    monkeypatch.setattr(tokenising, "BATCH", 40)
 
 
 def _tokenised_in_build(monkeypatch) -> list[int]:
     """The ids of the papers a build tokenises itself, recorded as it does."""
     seen: list[int] = []
-    real = content._tokenised
+    real = content.tokenised  # as the build calls it
 
     def counting(papers, tokenizer, workers):
         def told():
@@ -42,7 +45,7 @@ def _tokenised_in_build(monkeypatch) -> list[int]:
 
         return real(told(), tokenizer, workers)
 
-    monkeypatch.setattr(content, "_tokenised", counting)
+    monkeypatch.setattr(content, "tokenised", counting)
     return seen
 
 
@@ -80,7 +83,7 @@ def _same_bm25(a: IndexContent, b: IndexContent) -> None:
 
 
 def test_nothing_is_tokenised_ahead_for_a_small_import(papers, monkeypatch):
-    monkeypatch.setattr(content, "AHEAD_AFTER", 1_000)
+    monkeypatch.setattr(tokenising, "AHEAD_AFTER", 1_000)
     ahead = TokenisedAhead(Tokenizer, workers=1)
     ahead.add(papers)
     assert ahead.result() is None  # no worker started: the build tokenises them itself
@@ -90,7 +93,7 @@ def test_a_worker_that_dies_costs_the_head_start_not_the_import(
     papers, small_batches, monkeypatch, caplog
 ):
     ahead = TokenisedAhead(Tokenizer, workers=1)
-    monkeypatch.setattr(content, "_tokenise_in_worker", _dies)
+    monkeypatch.setattr(tokenising, "_tokenise_in_worker", _dies)
     ahead.add(papers[:100])
     ahead.add(papers[100:])
     assert ahead.result() is None  # the build tokenises them all itself

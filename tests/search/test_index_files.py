@@ -16,7 +16,9 @@ from bot.corpus.records import PaperRecord
 from bot.search.bm25 import Bm25Params
 from bot.search.content import IndexContent
 from bot.search.files import IndexStore, default_index_dir
-from bot.search.service import Query, SearchIndex, SearchService
+from bot.search.index import SearchIndex
+from bot.search.query import Query
+from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 from store import Database
 

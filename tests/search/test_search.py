@@ -8,7 +8,7 @@ import re
 import pytest
 
 from bot.messages import ChannelRef, Incoming, UserRef
-from bot.search.service import Query, QueryError
+from bot.search.query import Query, QueryError
 from tests.conftest import SEED_COUNTS
 
 
@@ -147,8 +147,8 @@ def test_known_filter_values_in_any_case_are_not_reported(seeded):
 
 
 def test_a_long_list_of_values_shows_the_ten_most_used_then_an_ellipsis():
-    from bot.search.content import IndexedPaper
-    from bot.search.service import SearchIndex
+    from bot.corpus.indexed import IndexedPaper
+    from bot.search.index import SearchIndex
     from bot.search.tokens import Tokenizer
 
     # Tag t00 is on 1 paper, t01 on 2, ... t13 on 14: the ten most used are t04..t13.

@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from bot.corpus.indexed import IndexedPaper
 from bot.search.bench.realistic import RealisticCorpus
-from bot.search.content import IndexedPaper
 from bot.search.files import SEGMENTS, IndexStore
+from bot.search.index import SearchIndex
+from bot.search.query import Query
 from bot.search.segments import live_masks, merge_plan
-from bot.search.service import Query, SearchIndex, SearchService
+from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from bot.corpus.indexed import IndexedPaper
 from bot.messages import ChannelRef, Incoming, UserRef
-from bot.search.content import IndexContent, IndexedPaper
-from bot.search.service import Query, SearchIndex, SearchService, Spellcheck
-from bot.search.suggest import Spelling
+from bot.search.content import IndexContent
+from bot.search.index import SearchIndex
+from bot.search.query import Query
+from bot.search.service import SearchService
+from bot.search.suggest import Spellcheck, Spelling
 from bot.search.tokens import Tokenizer
 
 ISSUE_EXAMPLE = "grpah nueral netwroks"

@@ -36,7 +36,7 @@ from typing import IO
 
 import numpy as np
 
-from bot.search.content import IndexedPaper
+from bot.corpus.indexed import IndexedPaper
 
 CHUNK = 1_000
 HEAD = 100  # function words, Zipf weights 1/r

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from bot.corpus.indexed import IndexedPaper
 from bot.corpus.readers import read_path
 from bot.corpus.records import PaperRecord
-from bot.search.content import IndexedPaper
 from bot.search.tokens import STOP_WORDS
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")

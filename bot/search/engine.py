@@ -1,0 +1,117 @@
+"""The search as the rest of the bot sees it: a narrow interface an engine offers.
+
+Outside bot/search, code asks an `Engine` for rankings of terms (within some
+collections, leaving some papers out), a paper's distinctive terms, the scores of a set
+of papers, a paper's title and a sample of papers to tour; and a `Searcher` (an engine
+that also reads members' queries) for searches, did-you-mean and filter refusals. Only
+paper ids, terms and scores cross the interface: no document numbers, masks or arrays,
+so another engine (rank-bm25 over a small corpus, a hosted one) can stand in.
+`bot.search.index.SearchIndex` is the built-in engine and searcher.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from bot.search.query import Query
+from bot.search.suggest import Spellcheck
+
+
+@dataclass(frozen=True)
+class Hit:
+    paper_id: int
+    score: float
+    matched: tuple[str, ...]  # the query's stemmed terms this paper contains
+    title_match: bool = False  # promoted because the query reads as its title
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """BM25 (rank-bm25's BM25Okapi scores) over the live papers of one corpus revision.
+
+    Terms are the tokenizer's (bot.search.tokens); a collection is matched as the `in:`
+    filter matches it (case, accents and punctuation ignored). Rankings are by score,
+    ties to the lower paper id, and list only papers that contain a term."""
+
+    revision: int
+
+    def live_count(self) -> int:
+        """How many papers can be found."""
+        ...
+
+    def title(self, paper_id: int) -> str | None:
+        """The paper's title, or None when the engine has no such live paper."""
+        ...
+
+    def rank(
+        self,
+        terms: Sequence[str],
+        k: int,
+        collections: Sequence[str] = (),
+        excluded: Collection[int] = (),
+    ) -> list[Hit]:
+        """The k best papers for `terms` (repeats weigh), in any of `collections` when
+        some are given, none of `excluded`."""
+        ...
+
+    def distinctive_terms(self, paper_id: int, limit: int) -> list[str]:
+        """The paper's terms with the highest BM25 impact in it (ties alphabetical);
+        empty when the engine has no such live paper."""
+        ...
+
+    def scores(self, terms: Sequence[str], paper_ids: Collection[int]) -> dict[int, float]:
+        """The BM25 score for `terms` of each of these papers that contains one."""
+        ...
+
+    def similar(self, paper_id: int, k: int = 5) -> list[Hit]:
+        """Papers like this one: its distinctive terms as a query, itself left out."""
+        ...
+
+    def sample(
+        self,
+        count: int,
+        seed: str,
+        collections: Sequence[str] = (),
+        excluded: Collection[int] = (),
+    ) -> list[int]:
+        """Up to `count` live papers in `collections` (all when none), none of
+        `excluded`, drawn by `drawn` from the engine's papers in its own order: the
+        same seed over the same papers in the same order gives the same sample."""
+        ...
+
+
+@runtime_checkable
+class Searcher(Engine, Protocol):
+    """An engine that also answers members' queries (search, the CLI)."""
+
+    def search(self, query: Query, k: int = 10) -> list[Hit]:
+        """The k best papers for a typed query; filters alone list papers in id order."""
+        ...
+
+    def spellcheck(self, query: Query) -> Spellcheck:
+        """The query's words no paper has, and what they may have meant."""
+        ...
+
+    def unknown_filter(self, query: Query) -> str | None:
+        """The reply when a filter's value matches no paper, else None."""
+        ...
+
+
+def drawn(ids: Sequence[int], count: int, seed: str, excluded: Collection[int]) -> list[int]:
+    """A deterministic sample of `ids` outside `excluded`: random draws seeded by `seed`
+    (a bounded number of them), and when they find nothing, the first in order. One
+    function for every engine, so a daily tour does not depend on which one serves it."""
+    rng = random.Random(seed)
+    sample: list[int] = []
+    for _attempt in range(count * 20):
+        if len(sample) == count or len(sample) + len(excluded) >= len(ids):
+            break
+        paper_id = int(ids[rng.randrange(len(ids))])
+        if paper_id not in excluded and paper_id not in sample:
+            sample.append(paper_id)
+    if not sample:
+        sample = [int(p) for p in ids if int(p) not in excluded][:count]
+    return sample

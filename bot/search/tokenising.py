@@ -1,0 +1,177 @@
+"""Tokenising papers on worker processes: tokenising is pure Python and dominates a
+build, so past `PARALLEL_AFTER` papers the batches go to a pool of processes.
+`paperclub import` has them tokenised earlier still, while it writes them
+(`TokenisedAhead`), for the build that follows.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+
+import numpy as np
+
+from bot.collector import without_cycle_collection
+from bot.corpus.indexed import IndexedPaper
+from bot.search.batch import Batch
+from bot.search.tokens import Tokenizer
+
+log = logging.getLogger(__name__)
+
+BATCH = 2_000  # papers a worker tokenises per task
+GROUP = 50  # batches merged together as they arrive
+PARALLEL_AFTER = 20_000  # below this, starting worker processes costs more than it saves
+AHEAD_NICENESS = 10  # TokenisedAhead's workers yield the CPU to the import writing
+# TokenisedAhead starts its workers at an import's first flush of new papers (5,000): on
+# cores that would idle, their start costs the import nothing.
+AHEAD_AFTER = 5_000
+
+
+def _batches(papers: Iterable[IndexedPaper]) -> Iterator[list[IndexedPaper]]:
+    batch: list[IndexedPaper] = []
+    for paper in papers:
+        batch.append(paper)
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def tokenised(
+    papers: Iterable[IndexedPaper], tokenizer: Tokenizer, workers: int
+) -> Iterator[Batch]:
+    """Batches in order: here when there are at most PARALLEL_AFTER papers, else all on
+    `workers` processes with a bounded number of batches in flight (papers are streamed)."""
+    batches = _batches(papers)
+    waiting: list[list[IndexedPaper]] = []
+    for batch in batches:
+        waiting.append(batch)
+        if len(waiting) * BATCH > PARALLEL_AFTER and workers > 1:
+            break
+    else:
+        for batch in waiting:
+            with without_cycle_collection():
+                tokenised = Batch.of(batch, tokenizer)
+            yield tokenised
+        return
+    with _worker_pool(workers, type(tokenizer)) as pool:
+        pending: deque[Future[Batch]] = deque(
+            pool.submit(_tokenise_in_worker, batch) for batch in waiting
+        )
+        del waiting
+        for batch in batches:
+            pending.append(pool.submit(_tokenise_in_worker, batch))
+            while len(pending) > 2 * workers + PARALLEL_AFTER // BATCH:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
+class TokenisedAhead:
+    """Papers tokenised while an import is still writing them, on worker processes that
+    use the cores the import leaves idle, for the build that follows. The import writes
+    on one core: the workers run at a lower priority (AHEAD_NICENESS) so that they never
+    slow it, and have every core once it is done and waits for them.
+
+    The build takes a paper's rows from here only where the paper's content hash is the
+    one it reads from the database: a paper a later record of the import merged into,
+    or one of a file whose import was refused and rolled back, is tokenised again.
+    Below AHEAD_AFTER papers nothing is tokenised here: the build does it faster than
+    a worker process starts."""
+
+    def __init__(self, tokenizer_type: type[Tokenizer], workers: int | None = None) -> None:
+        self._tokenizer_type = tokenizer_type
+        self._workers = workers or os.cpu_count() or 1
+        self._waiting: list[IndexedPaper] = []  # not yet a whole batch (or a pool's worth)
+        self._pool: ProcessPoolExecutor | None = None
+        self._pending: deque[Future[Batch]] = deque()
+        self._arrived: list[Batch] = []
+        self._groups: list[Batch] = []
+        self._failed = False
+
+    def add(self, papers: Sequence[IndexedPaper]) -> None:
+        if self._failed:
+            return
+        self._waiting.extend(papers)
+        if self._pool is None and len(self._waiting) < AHEAD_AFTER:
+            return
+        whole = len(self._waiting) - len(self._waiting) % BATCH
+        self._submit(self._waiting[:whole])
+        self._waiting = self._waiting[whole:]
+        self._collect(wait=False)
+
+    def result(self) -> Batch | None:
+        """Everything tokenised here, by paper id (waiting for the workers); None when
+        the import was too small to start them."""
+        if self._pool is None or self._failed:
+            return None
+        self._submit(self._waiting)
+        self._waiting = []
+        self._collect(wait=True)
+        self.close()
+        if self._failed:
+            return None
+        if self._arrived:
+            self._groups.append(Batch.merge(self._arrived))
+        batch = Batch.merge(self._groups) if self._groups else None
+        if batch is None:
+            return None
+        order = np.argsort(batch.paper_ids, kind="stable")  # written in id order, but sure
+        return batch if np.all(order == np.arange(len(order))) else batch.take(order)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def _submit(self, papers: list[IndexedPaper]) -> None:
+        if self._pool is None:
+            self._pool = _worker_pool(self._workers, self._tokenizer_type, AHEAD_NICENESS)
+        for batch in _batches(papers):
+            self._pending.append(self._pool.submit(_tokenise_in_worker, batch))
+
+    def _collect(self, wait: bool) -> None:
+        try:
+            while self._pending and (wait or self._pending[0].done()):
+                self._arrived.append(self._pending.popleft().result())
+                if len(self._arrived) == GROUP:  # merged as they come, as in a build
+                    self._groups.append(Batch.merge(self._arrived))
+        except Exception as problem:  # a worker died: the build tokenises these itself
+            log.warning("search index: tokenising ahead of the build stopped: %r", problem)
+            self._failed = True
+            self._waiting, self._arrived, self._groups = [], [], []
+            self._pending.clear()
+            self.close()
+
+
+def _worker_pool(
+    workers: int, tokenizer_type: type[Tokenizer], niceness: int = 0
+) -> ProcessPoolExecutor:
+    """Tokenising processes, each with a tokenizer of its own."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),  # fork is unsafe in a threaded bot
+        initializer=_start_worker,
+        initargs=(tokenizer_type, niceness),
+    )
+
+
+# A worker process keeps one tokenizer (and its stem cache) for all its batches.
+_worker_tokenizer: Tokenizer | None = None
+
+
+def _start_worker(tokenizer_type: type[Tokenizer], niceness: int = 0) -> None:
+    global _worker_tokenizer
+    if niceness and hasattr(os, "nice"):
+        os.nice(niceness)
+    _worker_tokenizer = tokenizer_type()
+
+
+def _tokenise_in_worker(papers: list[IndexedPaper]) -> Batch:
+    assert _worker_tokenizer is not None
+    with without_cycle_collection():  # its stem cache only grows
+        return Batch.of(papers, _worker_tokenizer)
