@@ -22,7 +22,8 @@ from typing import Any
 import discord
 from discord import app_commands
 
-from adapters.discord.commands import PaperCommands
+from adapters.discord.commands import paper_commands
+from bot.app import command_grammar
 from tests.conftest import DATA
 from tests.fake_discord import FakeMember
 
@@ -32,7 +33,7 @@ MEMBER = "@member"  # in a sample, {"@member": ID}: a discord.Member option
 
 def paper_tree() -> tuple[app_commands.CommandTree, app_commands.Group]:
     tree = app_commands.CommandTree(discord.Client(intents=discord.Intents.default()))
-    tree.add_command(PaperCommands())
+    tree.add_command(paper_commands(command_grammar()))
     return tree, tree.get_command("paper")
 
 
