@@ -44,14 +44,13 @@ def paper_commands(commands: Iterable[Command]) -> app_commands.Group:
     Raises TooManyCommands, naming them, past Discord's 25 a group."""
     paper = app_commands.Group(name="paper", description="paperclub: papers, the paper of the day, votes",
                                guild_only=True, allowed_contexts=GUILDS_ONLY)
-    commands = list(commands)
+    # Each level's children in the grammar's order; a sub-group where its first command is.
     children: dict[str, list[app_commands.Command | app_commands.Group]] = {"": []}
     for command in commands:
         if command.group and command.group not in children:
-            group = app_commands.Group(name=command.group, description=GROUPS[command.group])
             children[command.group] = []
-            children[""].append(group)
-        children[command.group].append(subcommand(command, commands))
+            children[""].append(app_commands.Group(name=command.group, description=GROUPS[command.group]))
+        children[command.group].append(subcommand(command))
     for name, members in children.items():
         if len(members) > SUBCOMMANDS_MAX:
             where = f"/paper {name}".strip()
@@ -66,7 +65,7 @@ def paper_commands(commands: Iterable[Command]) -> app_commands.Group:
     return paper
 
 
-def subcommand(command: Command, grammar: list[Command]) -> app_commands.Command:
+def subcommand(command: Command) -> app_commands.Command:
     """One command as a Discord subcommand: a callback whose signature says the options
     (discord.py reads it with inspect.signature), their descriptions and autocomplete."""
     for text, what in [(command.description, "its description")] + [(p.description, f"option {p.name!r}")
@@ -94,6 +93,7 @@ def subcommand(command: Command, grammar: list[Command]) -> app_commands.Command
         app_commands.describe(**{p.name: p.description for p in command.params})(callback)
     if suggest:
         app_commands.autocomplete(**suggest)(callback)
+    # extras: the autocomplete callbacks by option, which discord.py keeps to itself (tests call them).
     return app_commands.Command(name=command.name, description=command.description, callback=callback,
                                 extras={"suggest": suggest})
 
