@@ -22,6 +22,7 @@ from bot.daily.commands import ChannelCommands
 from bot.daily.picks import Picker
 from bot.daily.posts import DailyPosts
 from bot.feature import Features
+from bot.grammar import Command
 from bot.lookup.commands import Lookup
 from bot.meetings.commands import MeetingCommands
 from bot.meetings.meetings import Meetings
@@ -29,6 +30,7 @@ from bot.memory.commands import MemoryCommands
 from bot.memory.links import ChannelLinks
 from bot.ops.replays import SeenRequests
 from bot.ops.settings import (  # noqa: F401  (ConfigError: re-exported)
+    DEFAULT_GRACE,
     ConfigError,
     catchup_from_env,
     public_url_from_env,
@@ -79,7 +81,19 @@ def build_services(
     db = Database(url or resolve_database_url())
     if ensure_schema:
         db.ensure_schema()
-    grace = grace or catchup_grace()
+    return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env())
+
+
+def command_grammar() -> list[Command]:
+    """Every command, in the order `help` lists them, without a database or the
+    environment's settings: for a platform that registers its commands ahead of serving
+    (`paperclub discord sync`). The features are built on an in-memory SQLite that
+    nothing opens: building one touches no database, only its handlers would."""
+    return list(_wire(Database("sqlite://"), utc_now, DEFAULT_GRACE, None, Providers()).core.commands.values())
+
+
+def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_url: str | None,
+          providers: Providers) -> Services:
     library = Library(db)
     search = SearchService(library)
     channels = Channels(db)
@@ -87,14 +101,14 @@ def build_services(
     polls = Polls(db)
     meetings = Meetings(db)
     daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace)
-    memory = MemoryCommands(channels, ChannelLinks(db), public_url or public_url_from_env(), clock)
+    memory = MemoryCommands(channels, ChannelLinks(db), public_url, clock)
     features = Features()
     # The features, in the order `help` lists their commands and `settings` their lines.
     features.extend([
         Lookup(library, search, channels, features),
         ChannelCommands(channels, daily, library, clock),
         VoteCommands(channels, daily, search, library, votes, polls, meetings, clock),
-        AddCommands(library, search, channels, daily, Providers.from_env(), clock, per_hour_from_env()),
+        AddCommands(library, search, channels, daily, providers, clock, per_hour_from_env()),
         MeetingCommands(channels, meetings, library, clock, calendar_link=memory.calendar, grace=grace),
         memory,
         Reactions(channels, votes, clock),

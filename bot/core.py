@@ -17,7 +17,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from bot.channels.channels import Channels
 from bot.feature import Features, TickReport
-from bot.grammar import LINE_CHARS, Command, NotAllowed, UsageError, clean_line, split_command, usage_reply
+from bot.grammar import LINE_CHARS, Command, NotAllowed, Param, UsageError, clean_line, split_command, usage_reply
 from bot.messages import Deliver, Incoming, Reaction, Reply
 from bot.ops.logs import event
 from bot.search.query import QueryError
@@ -52,9 +52,11 @@ class PaperClub:
         self.features = features
         self.channels = channels  # for the notice a channel keeps for its next command
         self.clock = clock
+        owned = list(features.commands())
         help_command = Command("help", "help [COMMAND]", "List the commands, or explain one.", "help search",
-                               self._help)
-        self.commands: dict[str, Command] = {c.name: c for c in [help_command, *features.commands()]}
+                               self._help, params=(Param("command", "the command to explain",
+                                                         suggest=("help", *(c.name for c in owned))),))
+        self.commands: dict[str, Command] = {c.name: c for c in [help_command, *owned]}
 
     def tick(
         self,

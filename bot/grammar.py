@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from bot.messages import Incoming, Reply
@@ -50,23 +50,37 @@ def first_word_in(*words: str) -> Callable[[str], bool]:
     return lambda args: args.lower().split()[:1] in ([w] for w in words)
 
 
+# The sub-groups a form may put commands in, with their descriptions (Discord: one level
+# under /paper, 25 commands each). A command names one in `Command.group`.
+GROUPS = {"channel": "This channel's settings: schedule, topics, collections, reactions, archive"}
+# A form's values go into the line through `Command.written`: "{name}" is a param's value,
+# a "[...]" part is written only when one of its params is given.
+_WRITTEN_PART = re.compile(r"\[([^\]]*)\]|(\S+)")
+_FIELD = re.compile(r"\{(\w+)\}")
+
+
 @dataclass(frozen=True)
 class Param:
     """One argument of a command as a form asks for it (Discord's typed app-command
-    options), and how its value is written back into the line the core parses: the
-    core stays the only parser, a form is only a way of typing the line."""
+    options). A form is only a way of typing the line: its values are written back into
+    it (`Command.write`) and the core stays the only parser, with the same usage errors
+    on every platform. The limits here mirror the handler's, so a form refuses early what
+    the core would refuse anyway."""
 
     name: str
     description: str
-    kind: str = "text"  # text | number | flag | member (a platform mention)
+    kind: str = "text"  # text | number | flag (written as its name when set) | member (a mention)
     required: bool = False
     choices: tuple[str, ...] = ()  # the only values a form offers
-    suggest: str = ""  # what a form suggests while typing: zones | days | commands | votes
+    # Words a form suggests while a member types (those starting with what was typed
+    # first, then those containing it); anything else may still be typed.
+    suggest: tuple[str, ...] = ()
     low: int | None = None  # number: smallest; text: shortest
     high: int | None = None  # number: largest; text: longest
-    # The value as it reads in the line: "{}" the value itself, 'author:"{}"', "pause
-    # until {}"; a flag writes this text when it is set (its name when empty).
-    written: str = "{}"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("text", "number", "flag", "member"):
+            raise ValueError(f"param {self.name!r}: kind {self.kind!r} is not text, number, flag or member")
 
 
 @dataclass(frozen=True)
@@ -80,15 +94,72 @@ class Command:
     # (the handler then calls require_manager). An adapter whose platform makes asking
     # costly (Slack's users.info inside the 3-second ack) asks only when this says so.
     manager_rights: Callable[[str], bool] = never
-    # For platforms with forms: the typed options, in the order a form shows them, and
-    # the order their values are written into the line (param names; default: as shown).
+    # For platforms with forms (Discord): the typed options in the order a form shows
+    # them, and how their values make the line after the command's name: "{param}" for a
+    # value (its double quotes dropped where the template quotes it: the grammar cannot
+    # escape one), a word or "[...]" part holding params written only when one of them is
+    # given, other words always. Default: every param, in the order shown. E.g.
+    # '{switch} [pause until {pause_until}] {time} {zone} {days}', '{query} author:"{author}"'.
     params: tuple[Param, ...] = ()
-    written_order: tuple[str, ...] = ()
+    written: str = ""
     brief: str = ""  # a form's one-line description (Discord: 100 characters); default: summary
-    group: str = ""  # a form's sub-group (Discord: "channel" for the channel's settings)
+    group: str = ""  # a form's sub-group, one of GROUPS ("channel": the channel's settings)
+
+    def __post_init__(self) -> None:
+        """A template naming an unknown param, or a param it leaves out, is a mistake in
+        the feature: it fails when the feature is built, not when a member uses it."""
+        names = [p.name for p in self.params]
+        fields = _FIELD.findall(self.written_template())
+        if sorted(fields) != sorted(names) or len(set(names)) != len(names):
+            raise ValueError(f"command {self.name!r}: `written` must name each param once: "
+                             f"params {names}, written {fields}")
+        if self.group and self.group not in GROUPS:
+            raise ValueError(f"command {self.name!r}: group {self.group!r} is not one of {sorted(GROUPS)}")
+
+    @property
+    def description(self) -> str:
+        """What a form shows beside the command's name."""
+        return self.brief or self.summary
+
+    def written_template(self) -> str:
+        return self.written or " ".join(f"{{{p.name}}}" for p in self.params)
+
+    def write(self, values: Mapping[str, str | int | bool | None]) -> str:
+        """The line a form's values stand for: "schedule pause until 2026-12-24" from
+        {"pause_until": "2026-12-24"}. A value that is None, False or "" is not given; a
+        flag that is set writes its name."""
+        given = {p.name: _text(p, values.get(p.name)) for p in self.params}
+        words = [self.name]
+        for part, word in _WRITTEN_PART.findall(self.written_template()):
+            inner = [_fill(w, given) for w in part.split()] if part else [_fill(word, given)]
+            if part and not any(given.get(f) for f in _FIELD.findall(part)):
+                continue
+            words += [w for w in inner if w]
+        return " ".join(words)
 
     def usage_text(self) -> str:
         return f"Usage: {self.usage}\n{self.summary}\nExample: {self.example}"
+
+
+def _text(param: Param, value: str | int | bool | None) -> str:
+    if value is None or value is False or value == "":
+        return ""
+    return param.name if param.kind == "flag" else str(value)
+
+
+def _fill(word: str, given: Mapping[str, str]) -> str:
+    """One word of the template with its params' values; "" when it holds params and
+    none of them is given."""
+    fields = _FIELD.findall(word)
+    if fields and not any(given[f] for f in fields):
+        return ""
+
+    def value(match: re.Match) -> str:
+        text = given[match.group(1)]
+        quoted = word[match.start() - 1 : match.start()] == '"' and word[match.end() : match.end() + 1] == '"'
+        return text.replace('"', "") if quoted else text
+
+    return _FIELD.sub(value, word)
 
 
 def split_command(text: str) -> tuple[str, str]:

@@ -8,12 +8,14 @@ import io
 import logging
 from datetime import datetime, timezone
 
+import pytest
+
 from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.channels.channels import ChannelSettings
 from bot.core import PaperClub
 from bot.feature import Feature, TickReport
-from bot.grammar import Command, UsageError
+from bot.grammar import Command, Param, UsageError
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
 from bot.scheduler import tick_job
 from tests.conftest import REPO
@@ -101,3 +103,23 @@ def test_the_core_is_dispatch_only():
     assert len(source.splitlines()) < 200
     for feature_package in ("daily", "votes", "meetings", "adding", "memory", "lookup"):
         assert f"bot.{feature_package}" not in source, f"core.py names the {feature_package} feature"
+
+
+def test_a_commands_form_that_does_not_fit_its_params_fails_when_the_feature_is_built():
+    """A form's template (Command.written) naming a param that does not exist, or leaving
+    one out, would write lines the core never expects: it fails at once, not in use."""
+    def echo(*, params=(Param("words", "what to echo"),), written="", group=""):
+        return Command("echo", "echo WORDS", "Say the words back.", "echo hi", Echo().echo, params=params,
+                       written=written, group=group)
+
+    assert echo(written="[loudly {words}]").write({"words": "hi there"}) == "echo loudly hi there"
+    assert echo().write({"words": ""}) == "echo"
+    for written in ("{word}", "{words} {words}", "loud"):
+        with pytest.raises(ValueError, match="command 'echo': `written` must name each param once"):
+            echo(written=written)
+    with pytest.raises(ValueError, match="must name each param once"):
+        echo(params=(Param("words", "w"), Param("words", "again")), written="{words}")
+    with pytest.raises(ValueError, match="group 'settings' is not one of"):
+        echo(group="settings")
+    with pytest.raises(ValueError, match="param 'when': kind 'date' is not text, number, flag or member"):
+        Param("when", "a date", kind="date")

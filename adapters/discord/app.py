@@ -1,8 +1,8 @@
 """The Discord app: the client `paperclub serve` runs, and `paperclub discord sync`.
 
-The client carries the /paper command tree (discord_commands), answers interactions
-(discord_answers) and registers the vote buttons so clicks survive restarts
-(discord_views). `DiscordRunner` runs it on an event loop of its own, beside the other
+The client carries the /paper command tree, built from the core's grammar
+(discord_commands), answers interactions (discord_answers) and registers the vote
+buttons so clicks survive restarts (discord_views). `DiscordRunner` runs it on an event loop of its own, beside the other
 parts of the serving process (adapters/runtime.py); the scheduler's posts go out on
 that loop (discord_messages).
 """
@@ -24,13 +24,13 @@ from discord.http import Route
 
 from adapters.debounce import REDRAW_SECONDS, Debouncer
 from adapters.discord.answers import Answers
-from adapters.discord.commands import PaperCommands, add_to_paperclub_menu
+from adapters.discord.commands import add_to_paperclub_menu, paper_commands
 from adapters.discord.config import DiscordSettings
 from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import ChannelLookup, DiscordDelivery, Messenger
 from adapters.discord.reactions import ReactionVotes, loop_timer
 from adapters.discord.views import VoteButton
-from bot.app import ConfigError
+from bot.app import ConfigError, command_grammar
 from bot.core import PaperClub
 from bot.messages import ChannelRef, Reply
 from bot.ops.logs import drop_expected
@@ -66,7 +66,7 @@ class _PaperClub:
                          **options)
         self.core = core
         self.tree = app_commands.CommandTree(self)
-        self.tree.add_command(PaperCommands())
+        self.tree.add_command(paper_commands(core.commands.values()))
         self.tree.add_command(add_to_paperclub_menu())
         self.messenger = Messenger(core, channels or self)
         self.answers = Answers(core, self.messenger)
@@ -197,10 +197,11 @@ def unreachable(problem: BaseException) -> str:
 
 
 async def _sync(token: str, guild: int | None) -> int:
-    # A bare client: registering commands needs the token and the tree, not the gateway.
+    # A bare client: registering commands needs the token and the tree, not the gateway;
+    # the tree needs the grammar, not the database.
     client = discord.Client(intents=discord.Intents.default())
     tree = app_commands.CommandTree(client)
-    tree.add_command(PaperCommands())
+    tree.add_command(paper_commands(command_grammar()))
     tree.add_command(add_to_paperclub_menu())
     async with client:
         await client.login(token)

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import select
 
-from bot.adding.additions import HOUR, Additions
+from bot.adding.additions import ASKED_MAX, HOUR, Additions
 from bot.channels.channels import added_collection
 from bot.adding.providers import NAMES, AddProblem, Providers, Ref
 from bot.corpus.identifiers import PAGE, find_all
@@ -28,7 +28,7 @@ from bot.channels.channels import Channels
 from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
 from bot.feature import Feature
-from bot.grammar import Command, UsageError, always, require_manager
+from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply
 from bot.search.service import SearchService
 from store.models import Paper, PaperExternalId, PaperSource
@@ -91,9 +91,14 @@ class AddCommands(Feature):
     def commands(self) -> list[Command]:
         return [
             Command("add", "add LINK|ID [LINK|ID ...]", "Add papers to the library by link or id (arXiv, DOI, "
-                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add),
+                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add,
+                    brief="Add a paper by its link or id (arXiv, DOI, OpenReview, a paper's page).",
+                    # as long as what an addition keeps of what was asked
+                    params=(Param("paper", "an arXiv id or link, a DOI, an OpenReview link, or a paper's page",
+                                  required=True, low=1, high=ASKED_MAX),)),
             Command("discuss", "discuss ID", "Post this paper here now for discussion, with vote buttons "
-                    "(managers).", "discuss 42", self.discuss, manager_rights=always),
+                    "(managers).", "discuss 42", self.discuss, manager_rights=always,
+                    params=(Param("paper", "the paper's ID (the number on its card)", required=True),)),
         ]
 
     # --- the commands ---------------------------------------------------------------------

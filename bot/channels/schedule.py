@@ -103,6 +103,12 @@ def parse_time(text: str) -> time:
 
 
 @lru_cache(maxsize=1)
+def zone_names() -> tuple[str, ...]:
+    """Every IANA zone name, sorted: what a form suggests for a time zone."""
+    return tuple(sorted(available_timezones()))
+
+
+@lru_cache(maxsize=1)
 def _zone_names() -> dict[str, str]:
     """Every IANA zone name by its lowercase form: members type europe/berlin too."""
     return {name.lower(): name for name in available_timezones()}

@@ -16,14 +16,16 @@ from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
 from bot.channels.schedule import (
+    DAY_SETS,
     SCHEDULE_EXAMPLE,
     SCHEDULE_USAGE,
     ScheduleError,
     parse_date,
     parse_schedule,
+    zone_names,
 )
 from bot.feature import Feature
-from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
+from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply
 from store.models import Channel
 
@@ -48,18 +50,32 @@ class ChannelCommands(Feature):
     def commands(self) -> list[Command]:
         return [
             Command("schedule", SCHEDULE_USAGE, "Show or set when the paper of the day is posted (managers set it).",
-                    SCHEDULE_EXAMPLE, self.schedule, with_arguments),
+                    SCHEDULE_EXAMPLE, self.schedule, with_arguments, group="channel",
+                    params=(Param("time", "24-hour HH:MM, e.g. 09:00"),
+                            Param("zone", "an IANA time zone (default UTC)", suggest=zone_names()),
+                            Param("days", "daily, weekdays, weekends or a list like mon,wed,fri",
+                                  suggest=tuple(DAY_SETS)),
+                            Param("switch", "off stops the posts, on restarts them, resume ends a pause",
+                                  choices=("off", "on", "resume")),
+                            Param("pause_until", "no posts until this date, YYYY-MM-DD")),
+                    written="{switch} [pause until {pause_until}] {time} {zone} {days}"),
             Command("topics", "topics · topics add WORDS... · topics remove WORDS... · topics clear",
                     "What this channel's picks are about (managers change them); commas separate topics.",
-                    "topics add reinforcement learning, world models", self.topics, with_arguments),
+                    "topics add reinforcement learning, world models", self.topics, with_arguments, group="channel",
+                    brief="What this channel's picks are about (managers change them).",
+                    params=(Param("action", "add, remove or clear (leave empty to list them)",
+                                  choices=("add", "remove", "clear")),
+                            Param("words", "topics, commas between them: reinforcement learning, world models"))),
             Command("collections", "collections", "The corpus collections, and which this channel uses.",
-                    "collections", self.collections),
+                    "collections", self.collections, group="channel"),
             Command("use", "use COLLECTION... · use all", "Limit this channel's picks to some collections (managers).",
-                    "use iclr2021 trending", self.use, with_arguments),
+                    "use iclr2021 trending", self.use, with_arguments, group="channel",
+                    params=(Param("collections", "collection names, or all", required=True),)),
             Command("today", "today", "Today's paper, or when the next one is due.", "today", self.today),
             Command("next", "next", "Post another pick now (managers).", "next", self.next, always),
             Command("history", "history [N]", "The last N papers posted here (default 10).", "history 5",
-                    self.history),
+                    self.history, brief="The last papers posted here.",
+                    params=(Param("count", "how many (default 10)", kind="number", low=1, high=HISTORY_MAX),)),
         ]
 
     def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],

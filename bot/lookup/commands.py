@@ -7,7 +7,7 @@ from bot.cards.latex import readable
 from bot.channels.channels import Channels
 from bot.corpus.library import Library
 from bot.feature import Feature, Features
-from bot.grammar import Command, UsageError
+from bot.grammar import Command, Param, UsageError
 from bot.messages import Incoming, Reply
 from bot.search.query import Query
 from bot.search.service import SearchService
@@ -15,6 +15,7 @@ from store.models import Paper
 
 SEARCH_RESULTS = 5
 SIMILAR_RESULTS = 5
+QUERY_CHARS = 300  # what a form takes for a search: a query, not a pasted abstract
 
 
 class Lookup(Feature):
@@ -37,11 +38,19 @@ class Lookup(Feature):
                 "Find the best-matching papers (BM25); filters narrow the results.",
                 'search diffusion robustness author:"yann lecun"',
                 self.search,
+                params=(Param("query", "words to search for", required=True, low=1, high=QUERY_CHARS),
+                        Param("author", "an author's name"), Param("track", "e.g. oral, spotlight"),
+                        Param("collection", "a collection name (see /paper collections)"), Param("tag", "a tag")),
+                written='{query} author:"{author}" track:"{track}" in:"{collection}" tag:"{tag}"',
             ),
-            Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self.show),
-            Command("similar", "similar ID", "Papers like this one.", "similar 42", self.similar),
+            Command("show", "show ID", "Show one paper's card with its notes.", "show 42", self.show,
+                    params=(Param("paper", "the paper's ID (the number on its card), an arXiv id or a DOI",
+                                  required=True),)),
+            Command("similar", "similar ID", "Papers like this one.", "similar 42", self.similar,
+                    params=(Param("paper", "the paper's ID (the number on its card)", required=True),)),
             Command("settings", "settings", "This channel's settings in one place: schedule, topics, "
-                    "collections, meeting, presenters, open poll.", "settings", self.settings_command),
+                    "collections, meeting, presenters, open poll.", "settings", self.settings_command,
+                    brief="This channel's settings in one place."),
         ]
 
     def search(self, _incoming: Incoming, args: str) -> Reply:

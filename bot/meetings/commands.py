@@ -12,8 +12,16 @@ from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
 from bot.feature import Feature
 from bot.cards.latex import readable
-from bot.channels.schedule import ScheduleError, parse_date, parse_days, parse_time, parse_zone
-from bot.grammar import Command, UsageError, always, number, require_manager, with_arguments
+from bot.channels.schedule import (
+    WEEKDAYS,
+    ScheduleError,
+    parse_date,
+    parse_days,
+    parse_time,
+    parse_zone,
+    zone_names,
+)
+from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
 from bot.messages import Deliver, Incoming, PaperCard, Reply
 from bot.ops.settings import DEFAULT_GRACE
@@ -56,17 +64,33 @@ class MeetingCommands(Feature):
                     " · session calendar [reset]",
                     "The group's weekly meeting (managers set it, switch it off, skip a date, or get its "
                     "calendar feed's link).",
-                    "session every tue 17:00 Europe/Berlin", self.session, with_arguments),
+                    "session every tue 17:00 Europe/Berlin", self.session, with_arguments,
+                    brief="The group's weekly meeting (managers set it, switch it off or skip a date).",
+                    params=(Param("day", "the weekday the group meets", choices=WEEKDAYS),
+                            Param("time", "24-hour HH:MM, e.g. 17:00"),
+                            Param("zone", "an IANA time zone (default UTC)", suggest=zone_names()),
+                            Param("off", "switch the meeting off", kind="flag"),
+                            Param("skip", "no meeting on this date, YYYY-MM-DD")),
+                    written="{off} [skip {skip}] [every {day} {time} {zone}]"),
             Command("presenters", "presenters · presenters add @member... · presenters remove @member...",
                     "The presenter rota (managers change it).", "presenters add @ana @ben", self.presenters,
-                    with_arguments),
+                    with_arguments,
+                    params=(Param("action", "add or remove (leave empty to see the rota)", choices=("add", "remove")),
+                            Param("member", "a member", kind="member"),
+                            Param("more", "more members, as @mentions"))),
             Command("volunteer", "volunteer", "Offer to present at the next meeting.", "volunteer", self.volunteer),
             Command("swap", "swap @member", "Hand your next presentation over to another member.", "swap @ben",
-                    self.swap, always),  # the presenter may hand over; anyone else must manage
+                    self.swap, always,  # the presenter may hand over; anyone else must manage
+                    params=(Param("member", "who presents instead", kind="member", required=True),)),
             Command("notes", "notes ID TEXT", "Add a note to a paper in this channel (`show ID` lists them).",
-                    "notes 42 the ablation in section 4 is the key result", self.notes),
+                    "notes 42 the ablation in section 4 is the key result", self.notes,
+                    brief="Add a note to a paper in this channel (show lists them).",
+                    params=(Param("paper", "the paper's ID", required=True),
+                            Param("text", "the note", required=True, low=1, high=NOTE_CHARS))),
             Command("sessions", "sessions [N]", "Past meetings: paper, presenter, notes (default 5).", "sessions 10",
-                    self.sessions),
+                    self.sessions, brief="Past meetings: paper, presenter, notes.",
+                    params=(Param("count", f"how many (default {SESSIONS_DEFAULT})", kind="number", low=1,
+                                  high=SESSIONS_MAX),)),
         ]
 
     # --- the meeting ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from bot.channels.channels import Channels
 from bot.feature import Feature
-from bot.grammar import Command, UsageError, first_word_in, require_manager
+from bot.grammar import Command, Param, UsageError, first_word_in, require_manager
 from bot.memory.links import ChannelLinks
 from bot.memory.pages import ARCHIVE_PREFIX, CALENDAR_PREFIX
 from bot.messages import Incoming, Reply
@@ -42,7 +42,9 @@ class MemoryCommands(Feature):
             Command("archive", "archive · archive reset",
                     "Your private link to a web page of this channel: papers, notes, votes, meetings, polls, "
                     "search (a manager's `archive reset` revokes everyone's links).",
-                    "archive", self.archive, first_word_in("reset")),
+                    "archive", self.archive, first_word_in("reset"), group="channel",
+                    brief="A private web page of this channel (a manager's reset makes a new link).",
+                    params=(Param("reset", "revoke the link and make a new one (managers)", kind="flag"),)),
         ]
 
     def archive(self, incoming: Incoming, args: str) -> Reply:

@@ -20,6 +20,7 @@ from bot.feature import Feature
 from bot.grammar import (
     Command,
     NotAllowed,
+    Param,
     UsageError,
     always,
     first_word_in,
@@ -120,19 +121,37 @@ class VoteCommands(Feature):
         return [
             Command("vote", "vote ID up|down|read|none · vote OPTION · vote POLL_ID OPTION",
                     "Vote on a paper posted here, by the number on its card (want to discuss / not for "
-                    "us / I read it), or for an option of the open poll.", "vote 12 up", self.vote),
+                    "us / I read it), or for an option of the open poll.", "vote 12 up", self.vote,
+                    brief="Vote on a paper posted here, or for an option of the open poll.",
+                    params=(Param("target", "the paper's number (on its card); alone, an option of the open poll",
+                                  kind="number", required=True, low=1),
+                            Param("choice", "up, down, read or none on a paper", suggest=POST_VOTES))),
             Command("nominate", "nominate ID|QUERY", "Propose a paper for the next reading poll.",
-                    "nominate graph biconnectivity", self.nominate),
+                    "nominate graph biconnectivity", self.nominate,
+                    params=(Param("paper", "a paper ID, or words to search for (the best match is nominated)",
+                                  required=True),)),
             Command("poll", "poll [N] [DURATION] · poll close",
                     "Start a poll on what to read next (N options, default 4; DURATION like 48h, 2d) or "
-                    "close it (managers).", "poll 4 48h", self.poll, always),
+                    "close it (managers).", "poll 4 48h", self.poll, always,
+                    brief="The open poll; or start one, or close it (managers).",
+                    params=(Param("options", "how many papers to choose from (default 4)", kind="number", low=2,
+                                  high=POLL_OPTIONS_MAX),
+                            Param("duration", "how long it runs: 90m, 48h, 3d, 1w (default 48h)"),
+                            Param("close", "close the open poll now", kind="flag")),
+                    written="{close} {options} {duration}"),
             Command("queue", "queue · queue done ID · queue remove ID",
                     "The reading queue; mark a paper discussed (managers or its presenter), or remove it "
-                    "(managers).", "queue done 42", self.queue, first_word_in("done", "remove")),
+                    "(managers).", "queue done 42", self.queue, first_word_in("done", "remove"),
+                    brief="The reading queue; mark a paper discussed, or remove it (managers).",
+                    params=(Param("action", "done or remove (leave empty to list the queue)",
+                                  choices=("done", "remove")),
+                            Param("paper", "the paper's ID", kind="number", low=1))),
             Command("top", "top [DAYS]", "The channel's most wanted posts (default: the last 30 days).",
-                    "top 7", self.top),
+                    "top 7", self.top, brief="The channel's most wanted posts.",
+                    params=(_days_back(),)),
             Command("stats", "stats [DAYS]", "Who takes part: posts, votes, voters (default 30 days).",
-                    "stats", self.stats),
+                    "stats", self.stats, brief="Who takes part: posts, votes, voters.",
+                    params=(_days_back(),)),
         ]
 
     # --- votes ------------------------------------------------------------------------
@@ -465,3 +484,7 @@ def _votes(count: int) -> str:
 def _short(title: str, limit: int = 60) -> str:
     return title if len(title) <= limit else title[: limit - 1] + "…"
 
+
+def _days_back() -> Param:
+    """`top` and `stats` look back this many days."""
+    return Param("days", f"how many days back (default {DAYS_DEFAULT})", kind="number", low=1, high=DAYS_MAX)

@@ -19,7 +19,7 @@ from sqlalchemy import delete, select
 
 from bot.channels.channels import Channels, ChannelSettings
 from bot.feature import Feature
-from bot.grammar import Command, UsageError, require_manager, with_arguments
+from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import ChannelRef, Incoming, Reaction, Reply
 from bot.votes.votes import Votes
 from store.models import Channel, Post, PostVote
@@ -160,7 +160,9 @@ class Reactions(Feature):
             Command("reactions", "reactions · reactions UP DOWN READ · reactions reset",
                     "The emoji that vote on posts here (want to discuss, not for us, read); managers "
                     "choose other ones, or go back to 👍 👎 ✅.", "reactions 🔥 🙈 📖", self.command,
-                    with_arguments),
+                    with_arguments, group="channel",
+                    brief="The emoji that vote on posts here (managers choose other ones).",
+                    params=(Param("emoji", "three emoji: want to discuss, not for us, read; or reset"),)),
         ]
 
     def command(self, incoming: Incoming, args: str) -> Reply:

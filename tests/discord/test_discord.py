@@ -19,10 +19,10 @@ from discord import app_commands
 
 from adapters.discord.answers import FAILED, PRIVATE_COMMANDS
 from adapters.discord.app import INVITE_PERMISSIONS, PaperClubClient, sync
-from adapters.discord.commands import PaperCommands
+from adapters.discord.commands import paper_commands
 from adapters.discord.messages import DiscordDelivery
 from adapters.discord.views import VOTE_ID, VoteButton, actions_view
-from bot.app import build_services
+from bot.app import build_services, command_grammar
 from bot.daily.commands import HISTORY_MAX
 from bot.meetings.commands import SESSIONS_MAX
 from bot.meetings.meetings import NOTE_CHARS
@@ -80,7 +80,7 @@ class Harness:
         return self.world.channels[CHANNEL_ID]
 
     @property
-    def group(self) -> PaperCommands:
+    def group(self) -> app_commands.Group:
         return self.client.tree.get_command("paper")
 
     async def use(self, name: str, manager: bool = False, user_id: int = 7, channel: FakeChannel | None = None,
@@ -89,7 +89,7 @@ class Harness:
         interaction = FakeInteraction(self.client, self.world, channel or self.channel, user_id=user_id,
                                       manager=manager)
         command = leaves(self.group)[name]
-        await command.callback(self.group, interaction, **options)
+        await command.callback(interaction, **options)
         return interaction
 
     async def tick(self, at: datetime):
@@ -155,7 +155,7 @@ def test_every_core_command_has_a_subcommand_whose_limits_are_the_cores(seeded_c
 def test_the_command_group_is_guild_only_with_valid_discord_payloads():
     client = discord.Client(intents=discord.Intents.default())
     tree = app_commands.CommandTree(client)
-    tree.add_command(PaperCommands())
+    tree.add_command(paper_commands(command_grammar()))
     payload = tree.get_command("paper").to_dict(tree)
     assert payload["contexts"] == [0] and payload["dm_permission"] is False
     assert len(payload["options"]) <= 25
@@ -263,11 +263,12 @@ def test_zone_autocomplete_offers_up_to_25_iana_zones(seeded_copy):
         schedule = leaves(bot.group)["schedule"]
         assert schedule.get_parameter("zone").autocomplete
         interaction = FakeInteraction(bot.client, bot.world, bot.channel)
-        berlin = await bot.group.schedule_zone_choices(interaction, "berl")
+        suggest = schedule.extras["suggest"]  # the callbacks handed to discord.py's autocomplete
+        berlin = await suggest["zone"](interaction, "berl")
         assert [c.value for c in berlin] == ["Europe/Berlin"]
-        europe = await bot.group.schedule_zone_choices(interaction, "europe/")
+        europe = await suggest["zone"](interaction, "europe/")
         assert len(europe) == 25 and all(c.value.startswith("Europe/") for c in europe)
-        days = await bot.group.schedule_days_choices(interaction, "week")
+        days = await suggest["days"](interaction, "week")
         assert [c.value for c in days] == ["weekdays", "weekends"]
         bot.close()
 
@@ -293,7 +294,7 @@ def test_outside_a_server_nothing_reaches_the_core(seeded_copy, monkeypatch):
         bot = Harness(seeded_copy)
         monkeypatch.setattr(bot.services.core, "handle", lambda incoming: pytest.fail("the core was called"))
         interaction = FakeInteraction(bot.client, bot.world, bot.channel, guild_id=None)
-        await bot.group.get_command("today").callback(bot.group, interaction)
+        await bot.group.get_command("today").callback(interaction)
         assert "server channels" in interaction.private()[0].content
         bot.close()
 
@@ -339,7 +340,7 @@ def test_a_post_discord_refuses_is_withdrawn_and_the_member_told(seeded_copy, mo
                             replies[-1])
         interaction = FakeInteraction(bot.client, bot.world, bot.channel, manager=True)
         interaction.fail("edit_original_response", discord_refusal(400, "Invalid Form Body", 50035))
-        await bot.group.get_command("next").callback(bot.group, interaction)
+        await bot.group.get_command("next").callback(interaction)
         assert not interaction.thinking() and not interaction.public()
         assert [m.content for m in interaction.private()] == [FAILED]
         assert not bot.channel.messages
@@ -359,7 +360,7 @@ def test_when_even_the_apology_fails_nothing_escapes(seeded_copy, monkeypatch, c
         monkeypatch.setattr(bot.services.core, "handle", lambda incoming: 1 / 0)
         interaction = FakeInteraction(bot.client, bot.world, bot.channel)
         interaction.fail("delete_original_response", discord_refusal(404, "Unknown Webhook", 10015))
-        await bot.group.get_command("today").callback(bot.group, interaction)  # does not raise
+        await bot.group.get_command("today").callback(interaction)  # does not raise
         assert "could not tell the member" in caplog.text and "ZeroDivisionError" in caplog.text
         bot.close()
 

@@ -12,9 +12,9 @@ import urllib.request
 
 import pytest
 
-from adapters.slack.app import SlackServer
+from adapters.slack.app import LAZY_COMMANDS, SlackServer
 from adapters.slack.bench import post_signed, seeded_slack
-from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest
+from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest, manifest_data
 from adapters.slack.fake_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
@@ -22,7 +22,8 @@ from adapters.slack.fake_api import (
     signed_headers,
     slash_command,
 )
-from bot.app import ConfigError, build_services
+from bot.app import ConfigError, build_services, command_grammar
+from bot.grammar import split_command
 
 
 def test_serve_slack_answers_a_signed_slash_command_over_http(tmp_path):
@@ -211,6 +212,15 @@ def test_the_manifest_points_every_request_url_at_the_host():
     ]
     assert {"commands", "chat:write", "users:read"} <= set(data["oauth_config"]["scopes"]["bot"])
     assert "example.org" not in result.stdout
+
+
+def test_the_commands_the_slack_app_names_are_the_grammars():
+    """The manifest's usage hint shows a few examples and LAZY_COMMANDS names the commands
+    answered after the ack: a command renamed or dropped in a feature must not linger here."""
+    commands = {c.name for c in command_grammar()}
+    hint = manifest_data()["features"]["slash_commands"][0]["usage_hint"]
+    assert {split_command(example)[0] for example in hint.split("·")} <= commands, hint
+    assert LAZY_COMMANDS <= commands
 
 
 @pytest.mark.parametrize(
