@@ -297,7 +297,7 @@ def cmd_slack(args: argparse.Namespace) -> int:
 
 
 def cmd_slack_bench(args: argparse.Namespace) -> int:
-    from adapters.slack.bench import main as slack_bench
+    from adapters.bench.slack import main as slack_bench
 
     return slack_bench(["--requests", str(args.requests), "--concurrency", str(args.concurrency)])
 
@@ -309,7 +309,7 @@ def cmd_discord(args: argparse.Namespace) -> int:
 
 
 def cmd_tick_bench(args: argparse.Namespace) -> int:
-    from adapters.cli.tick_bench import run_tick_bench
+    from adapters.bench.tick import run_tick_bench
 
     url = args.database_url or resolve_database_url()
     print(run_tick_bench(url, args.channels).line())

@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from adapters.bench.search.realistic import RealisticCorpus
 from bot.search import content
-from bot.search.bench.realistic import RealisticCorpus
 from bot.search.content import IndexContent, IndexedPaper, TokenisedAhead
 from bot.search.service import Query, SearchService
 from bot.search.tokens import Tokenizer

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.search.bench.realistic import RealisticCorpus
+from adapters.bench.search.realistic import RealisticCorpus
 from bot.search.content import IndexedPaper
 from bot.search.files import SEGMENTS, IndexStore
 from bot.search.segments import live_masks, merge_plan

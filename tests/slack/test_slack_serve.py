@@ -12,16 +12,16 @@ import urllib.request
 
 import pytest
 
-from adapters.slack.app import SlackServer
-from adapters.slack.bench import post_signed, seeded_slack
-from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest
-from adapters.slack.fake_api import (
+from adapters.bench.fake_slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     FakeSlack,
     signed_headers,
     slash_command,
 )
+from adapters.bench.slack import post_signed, seeded_slack
+from adapters.slack.app import SlackServer
+from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest
 from bot.app import ConfigError, build_services
 
 
