@@ -487,6 +487,11 @@ def _positive(value: str) -> int:
 # server or file that does not answer. One line names where the URL came from.
 DATABASE_ERRORS = (DatabaseUrlError, OperationalError, InterfaceError)
 INTERRUPTED = 128 + signal.SIGINT  # 130, as shells report a Ctrl-C
+# The benchmarks (adapters.bench) are left out of the wheel: the bench commands are there,
+# what they run is only in a source checkout.
+BENCH_PACKAGE = "adapters.bench"
+NO_BENCH = ("the benchmarks need a source checkout (an installed wheel leaves them out): "
+            "in a clone of paperclub, pip install -e '.[bench]'")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -507,6 +512,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     except BrokenPipeError:
         return stdout_gone()
+    except ModuleNotFoundError as missing:
+        if missing.name != BENCH_PACKAGE and not (missing.name or "").startswith(BENCH_PACKAGE + "."):
+            raise
+        print(f"error: {NO_BENCH}", file=sys.stderr)
+        return 2
 
 
 def database_source(args: argparse.Namespace) -> tuple[str, str]:
