@@ -465,7 +465,8 @@ def _add_slack_bench(actions: argparse._SubParsersAction) -> None:
 
 
 # The platforms with a benchmark (`paperclub slack bench`): listed here, not in the
-# registry, because the benchmarks live in adapters.bench, which no adapter imports.
+# registry, because the benchmarks live in adapters.bench, which imports the platform
+# adapters and so must not be imported by them.
 PLATFORM_BENCHES = {"slack": _add_slack_bench}
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from adapters.wsgi import os_reason
 from bot.ops.settings import ConfigError
 
 if TYPE_CHECKING:
@@ -27,9 +26,10 @@ def settings() -> type[SlackSettings]:
 
 def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
     """HTTP on $PORT with the routes of `host` (the serving process, adapters.platforms.Host:
-    /healthz, pages) beside Slack's, or Socket Mode. Slack out of reach at start-up is one ConfigError line naming the setting, not a
-    traceback from deep in a library."""
+    /healthz, pages) beside Slack's, or Socket Mode. Slack out of reach at start-up is one
+    ConfigError line naming the setting, not a traceback from deep in a library."""
     from adapters.slack.app import SlackServer
+    from adapters.wsgi import os_reason
 
     try:
         return SlackServer(services, settings, extra=host.routes())
