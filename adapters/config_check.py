@@ -9,6 +9,8 @@ whether it answers and whether its schema is current; nothing else is connected 
 
 `startup_settings(env, platforms)` is what the serve code calls: all the settings a
 process needs, or one ConfigError with a line per problem.
+
+The chat platforms and their settings come from the registry (adapters/platforms.py).
 """
 
 from __future__ import annotations
@@ -16,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, get_args
 
-from adapters.discord.config import DiscordSettings
-from adapters.slack.config import DEFAULT_API_URL as SLACK_API_URL
-from adapters.slack.config import DEFAULT_PORT, SlackSettings
+from pydantic import SecretStr
+
+from adapters import platforms
 from bot.corpus.fetch import FeedError, FetchPolicy
 from bot.ops.settings import (
     DATABASE_VARIABLES,
@@ -37,8 +39,6 @@ from bot.ops.settings import (
 )
 from store.database import resolve_database_url
 
-PLATFORMS = ("slack", "discord")
-
 
 def _duration_text(value: timedelta) -> str:
     seconds = int(value.total_seconds())
@@ -49,17 +49,12 @@ def _duration_text(value: timedelta) -> str:
     return f"{seconds}s"
 
 
-# What an unset variable means.
+# What an unset variable means (a platform's own: its settings' UNSET).
 DEFAULTS: dict[str, str] = {
     "PAPERCLUB_TICK_SECONDS": f"{DEFAULT_TICK_SECONDS} seconds",
     "PAPERCLUB_CATCHUP": _duration_text(DEFAULT_GRACE),
     "PAPERCLUB_LOG_LEVEL": "INFO",
     "PAPERCLUB_LOG_FORMAT": "text",
-    "SLACK_API_URL": SLACK_API_URL,
-    "PAPERCLUB_SLACK_MANAGERS": "none, workspace admins and owners only",
-    "PORT": str(DEFAULT_PORT),
-    "DISCORD_API_URL": "Discord's own",
-    "PAPERCLUB_DISCORD_SHARDS": "one gateway connection",
     "PAPERCLUB_FEED_PAGE_SIZE": f"{FetchPolicy.page_size} entries per arXiv API request",
     "PAPERCLUB_FEED_MAX_ENTRIES": f"{FetchPolicy.max_entries} entries per refresh",
     "PAPERCLUB_FEED_CONTACT": "none in the User-Agent",
@@ -79,12 +74,11 @@ WIDTH = 30  # the variable-name column
 
 class Startup(NamedTuple):
     core: CoreSettings
-    slack: SlackSettings | None
-    discord: DiscordSettings | None
+    platforms: dict[str, Any]  # every chat platform's settings by name; None: not configured
 
 
-def startup_settings(env: Mapping[str, str] | None, platforms: Iterable[str]) -> Startup:
-    """The settings for a process serving `platforms` (any of "slack", "discord"), or
+def startup_settings(env: Mapping[str, str] | None, requested: Iterable[str]) -> Startup:
+    """The settings for a process serving the chat platforms `requested` (by name), or
     one ConfigError listing every problem, one per line.
 
     A platform asked for without its credentials is a problem naming what to set. A
@@ -93,20 +87,19 @@ def startup_settings(env: Mapping[str, str] | None, platforms: Iterable[str]) ->
     one with none of its variables set is None.
     """
     env = environment(env)
-    wanted = list(dict.fromkeys(platforms))
-    problems = [
-        f"{p!r} is not a platform: {' or '.join(PLATFORMS)}" for p in wanted if p not in PLATFORMS
-    ]
+    wanted = list(dict.fromkeys(requested))
+    names = [p.name for p in platforms.chat_platforms()]
+    problems = [f"{p!r} is not a platform: {platforms.either(names)}" for p in wanted if p not in names]
     core = _read(CoreSettings, env, problems)
     _check_feeds(env, problems)
-    slack = discord = None
-    if "slack" in wanted or SlackSettings.mentioned(env):
-        slack = _read(SlackSettings, env, problems)
-    if "discord" in wanted or DiscordSettings.mentioned(env):
-        discord = _read(DiscordSettings, env, problems)
+    read: dict[str, Any] = {}
+    for platform in platforms.chat_platforms():
+        settings_cls = platform.settings()
+        wanted_here = platform.name in wanted or settings_cls.mentioned(env)
+        read[platform.name] = _read(settings_cls, env, problems) if wanted_here else None
     if problems:
         raise ConfigError("\n".join(problems))
-    return Startup(core, slack, discord)
+    return Startup(core, read)
 
 
 def _check_feeds(env: Mapping[str, str], problems: list[str]) -> None:
@@ -142,29 +135,30 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
             if connect and core is not None:
                 lines.append(_row("→ connection", env, shown=database_status(core.database_url, env, problems)))
 
-    platforms: list[str] = []
-    for name, settings_cls, hint in (
-        ("Slack", SlackSettings, "set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET to run it"),
-        ("Discord", DiscordSettings, "set DISCORD_TOKEN to run it"),
-    ):
+    chat = platforms.chat_platforms()
+    ready: list[str] = []
+    for platform in chat:
+        settings_cls = platform.settings()
         if settings_cls.mentioned(env):
             settings = _read(settings_cls, env, problems)
             status = settings.describe() if settings is not None else "not usable (see problems)"
             if settings is not None:
-                platforms.append(name)
+                ready.append(platform.title)
         else:
-            status = f"not configured ({hint})"
-        lines += ["", f"{name}: {status}"]
-        lines += [_row(variable, env) for variable in settings_cls.variables()]
+            status = f"not configured ({platform.needs})"
+        lines += ["", f"{platform.title}: {status}"]
+        secrets = _secret_variables(settings_cls)
+        lines += [_row(variable, env, defaults=settings_cls.UNSET, secrets=secrets)
+                  for variable in settings_cls.variables()]
 
     lines.append("")
-    if not platforms and not problems:
+    if not ready and not problems:
         lines.append(
-            "Neither Slack nor Discord is configured: only the console commands "
+            f"{_none_configured([p.title for p in chat])}: only the console commands "
             "(paperclub search, paperclub console, ...) will run."
         )
-    elif platforms:
-        lines.append(f"Ready to serve: {', '.join(platforms)}")
+    elif ready:
+        lines.append(f"Ready to serve: {', '.join(ready)}")
     if problems:
         lines.append(f"Problems ({len(problems)}):")
         lines += [f"  {problem}" for problem in problems]
@@ -173,18 +167,36 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
     return "\n".join(lines), 1 if problems else 0
 
 
-def _row(name: str, env: Mapping[str, str], shown: str | None = None) -> str:
+def _none_configured(titles: list[str]) -> str:
+    if len(titles) == 1:
+        return f"{titles[0]} is not configured"
+    return f"Neither {' nor '.join(titles)} is configured" if titles else "No chat platform is configured"
+
+
+def _secret_variables(settings_cls) -> frozenset[str]:
+    """SECRET_VARIABLES and the variables `settings_cls` keeps as SecretStr: a new
+    platform's token is masked without being added to a list elsewhere."""
+    secret = {
+        field.validation_alias
+        for field in settings_cls.model_fields.values()
+        if isinstance(field.validation_alias, str) and SecretStr in (field.annotation, *get_args(field.annotation))
+    }
+    return SECRET_VARIABLES | secret
+
+
+def _row(name: str, env: Mapping[str, str], shown: str | None = None,
+         defaults: Mapping[str, str] = DEFAULTS, secrets: frozenset[str] = SECRET_VARIABLES) -> str:
     if shown is None:
-        shown = _shown(name, env)
+        shown = _shown(name, env, defaults, secrets)
     return f"  {name:<{WIDTH}}{shown}"
 
 
-def _shown(name: str, env: Mapping[str, str]) -> str:
+def _shown(name: str, env: Mapping[str, str], defaults: Mapping[str, str], secrets: frozenset[str]) -> str:
     value = env.get(name)
     if value is None:
-        default = DEFAULTS.get(name)
+        default = defaults.get(name)
         return f"(not set: {default})" if default else "(not set)"
-    if name in SECRET_VARIABLES:
+    if name in secrets:
         return mask_secret(value)
     if name in DATABASE_VARIABLES:
         return mask_url(value)

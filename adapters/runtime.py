@@ -5,9 +5,11 @@
     paperclub serve discord          Discord (the Procfile's worker, with the scheduler)
     paperclub serve --scheduler-only the scheduler alone (a Slack-only deployment's worker)
 
-The scheduler posts to every configured platform, whichever adapters this process
-serves: Slack posts need only a bot token, so the Discord worker's scheduler posts
-Slack's paper of the day too, and the web processes can scale out without one.
+The platforms are those of the registry (adapters/platforms.py); nothing here names one.
+The scheduler posts to every configured platform, whichever apps this process serves,
+where the platform can post from elsewhere: Slack posts need only a bot token, so the
+Discord worker's scheduler posts Slack's paper of the day too, and the web processes can
+scale out without one.
 
 SIGTERM (a deploy, a daily restart) and Ctrl-C stop it gracefully: no new request is
 taken, the post in flight finishes, posts not yet started are released for the next
@@ -25,8 +27,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from adapters import platforms
 from adapters.config_check import startup_settings
-from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint, pages_endpoint
+from adapters.platforms import Platform
+from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint, os_reason, pages_endpoint
 from bot.app import ConfigError, Services, utc_now
 from bot.core import DATABASE_UNAVAILABLE
 from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
@@ -56,8 +60,7 @@ class Process:
     stop: threading.Event = field(default_factory=threading.Event)
     problem: str | None = None
     deliveries: dict[str, Callable] = field(default_factory=dict)
-    slack: Any = None
-    discord: Any = None
+    apps: dict[str, Any] = field(default_factory=dict)  # platform name -> its app (platforms.Served)
     health: Any = None
     scheduler: Any = None
 
@@ -88,16 +91,14 @@ def serve(
 ) -> int:
     """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when a part failed."""
     env = os.environ if env is None else env
-    core, slack, discord = startup_settings(env, requested)  # one ConfigError listing every problem
+    core, configured = startup_settings(env, requested)  # one ConfigError listing every problem
     process = Process(services, scheduler, core.tick_seconds)
-    run_slack = apps and slack is not None and (not requested or "slack" in requested)
-    run_discord = apps and discord is not None and (not requested or "discord" in requested)
-    if not (run_slack or run_discord or scheduler):
+    served = [p for p in platforms.chat_platforms()
+              if apps and configured[p.name] is not None and (not requested or p.name in requested)]
+    if not (served or scheduler):
         raise ConfigError("nothing to run: no chat app is configured (see `paperclub config check`) "
                           "and --no-scheduler leaves out the scheduler")
-    if discord is not None and not run_discord and scheduler:
-        log.warning("Discord is configured but not served here: this scheduler posts to Slack only")
-    _build(process, slack if run_slack else None, discord if run_discord else None, slack, env)
+    _build(process, served, configured, env)
     services.search.current()  # load the index now, not inside the first 3-second ack
     _install_signals(process)
     try:
@@ -114,30 +115,31 @@ def serve(
     return 0
 
 
-def _build(process: Process, slack, discord, slack_configured, env: Mapping[str, str]) -> None:
+def _build(process: Process, served: list[Platform], configured: Mapping[str, Any],
+           env: Mapping[str, str]) -> None:
+    """Each platform served gets its app; each other one configured, its delivery for the
+    scheduler when it has one; no chat delivery at all: the scheduler posts console channels."""
     services = process.services
-    if slack is not None:
-        process.slack = _slack_server(services, slack, extra=process.routes())
-        process.deliveries["slack"] = process.slack.delivery
-    elif slack_configured is not None and process.scheduler_on:
-        from adapters.slack.app import SlackDelivery, bot_clients
-
-        process.deliveries["slack"] = SlackDelivery(bot_clients(services, slack_configured))
-    if discord is not None:
-        from adapters.discord.app import DiscordRunner
-        from adapters.discord.endpoint import use_api_url
-
-        if discord.api_url:
-            use_api_url(discord.api_url)
-        process.discord = DiscordRunner(services.core, discord.token, discord.shard_options(),
-                                        on_exit=lambda problem: process.request_stop(problem),
-                                        stopping=process.stop)
-        process.deliveries["discord"] = process.discord.deliver
+    unposted: list[str] = []  # configured, not served here, and reachable only from where it is
+    for platform in platforms.chat_platforms():
+        settings = configured[platform.name]
+        if platform in served:
+            app = platform.serve(services, settings, process)
+            process.apps[platform.name] = app
+            process.deliveries[platform.name] = app.delivery
+        elif settings is not None and process.scheduler_on:
+            if platform.deliver is not None:
+                process.deliveries[platform.name] = platform.deliver(services, settings)
+            else:
+                unposted.append(platform.title)
     if not process.deliveries:
-        from adapters.console import ConsoleDelivery
-
-        process.deliveries["console"] = ConsoleDelivery(sys.stdout)  # no chat platform: console channels
-    if process.slack is None and env.get("PORT", "").strip().isdigit():
+        console = platforms.CONSOLE
+        process.deliveries[console.name] = console.deliver(services, None)  # console channels
+    for title in unposted:
+        log.warning("%s is configured but not served here: this scheduler posts to %s only", title,
+                    ", ".join(platforms.titles(list(process.deliveries))))
+    on_port = any(p.answers_port for p in served)
+    if not on_port and env.get("PORT", "").strip().isdigit():
         process.health = _health_server(int(env["PORT"]), process.routes())
 
 
@@ -145,31 +147,15 @@ def _build(process: Process, slack, discord, slack_configured, env: Mapping[str,
 # ConfigError line naming the setting, instead of a traceback from deep in a library.
 
 
-def _slack_server(services: Services, settings, extra: dict):
-    from adapters.slack.app import SlackServer
-
-    try:
-        return SlackServer(services, settings, extra=extra)
-    except OSError as problem:  # the token check (auth.test) found no Slack: URLError is an OSError
-        raise ConfigError(f"SLACK_API_URL: cannot reach Slack at {settings.api_url} to check "
-                          f"SLACK_BOT_TOKEN ({_os_reason(problem)})") from None
-
-
 def _health_server(port: int, routes: dict) -> HealthServer:
     try:
         return HealthServer(port, routes.pop(HEALTH_PATH), routes)
     except OSError as problem:
-        raise ConfigError(f"PORT={port}: cannot listen there ({_os_reason(problem)})") from None
-
-
-def _os_reason(problem: OSError) -> str:
-    reason = getattr(problem, "reason", problem)  # URLError wraps the socket's error
-    return getattr(reason, "strerror", None) or str(reason)
+        raise ConfigError(f"PORT={port}: cannot listen there ({os_reason(problem)})") from None
 
 
 def _parts(process: Process) -> list[str]:
-    return [name for name, part in (("Slack", process.slack), ("Discord", process.discord),
-                                    ("/healthz", process.health)) if part is not None]
+    return platforms.titles(list(process.apps)) + (["/healthz"] if process.health is not None else [])
 
 
 def _install_signals(process: Process) -> None:
@@ -183,9 +169,10 @@ def _install_signals(process: Process) -> None:
 
 
 def _start(process: Process) -> None:
-    for part in (process.health, process.slack, process.discord):
-        if part is not None:
-            part.start()
+    if process.health is not None:
+        process.health.start()
+    for app in process.apps.values():
+        app.start()
     if process.scheduler_on:
         deliveries = Deliveries(process.deliveries)
         services = process.services
@@ -218,8 +205,8 @@ def _schedule_feeds(scheduler, services: Services) -> None:
 
 def _shut_down(process: Process) -> None:
     process.stop.set()  # the tick starts no further post from here
-    if process.slack is not None:
-        process.slack.stop_accepting()
+    for app in process.apps.values():
+        app.stop_accepting()
     if process.scheduler is not None:
         # The tick in flight finishes its current post (Discord's loop is still up for it).
         waiter = threading.Thread(target=process.scheduler.shutdown, kwargs={"wait": True}, daemon=True)
@@ -228,10 +215,8 @@ def _shut_down(process: Process) -> None:
         if waiter.is_alive():
             log.error("the tick did not finish within %.0f s; its post in flight stays claimed",
                       SCHEDULER_STOP_SECONDS)
-    if process.slack is not None:
-        process.slack.stop(ANSWERS_STOP_SECONDS)
-    if process.discord is not None:
-        process.discord.stop(ANSWERS_STOP_SECONDS)
+    for app in process.apps.values():
+        app.stop(ANSWERS_STOP_SECONDS)
     if process.health is not None:
         process.health.stop()
     process.services.db.dispose()

@@ -14,6 +14,12 @@ WSGIApp = Callable[[dict, Callable], Any]
 HEALTH_PATH = "/healthz"
 
 
+def os_reason(problem: OSError) -> str:
+    """Why a port or a server could not be reached, in a few words ("Address already in use")."""
+    reason = getattr(problem, "reason", problem)  # URLError wraps the socket's error
+    return getattr(reason, "strerror", None) or str(reason)
+
+
 def route(default: WSGIApp, paths: Mapping[str, WSGIApp]) -> WSGIApp:
     """`paths[PATH_INFO]` where there is one, else the app of the path's prefix when a
     key ends with "/" (/archive/ answers /archive/TOKEN), else `default` (the Slack app)."""

@@ -16,8 +16,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from adapters.slack.bench import post_signed
-from adapters.slack.fake_api import (
+from adapters.bench.fake_slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     TEAM,
@@ -25,6 +24,7 @@ from adapters.slack.fake_api import (
     signed_headers,
     slash_command,
 )
+from adapters.bench.slack import post_signed
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, UserRef
 from tests.processes import ServeProcess, free_port, get_json

@@ -1,1 +1,1 @@
-"""The operator's command line, `paperclub ...`: a face of the core like the console. Imports bot, store and the other adapters."""
+"""The operator's command line, `paperclub ...`: a face of the core like the console; each platform's own commands come from the registry. Imports bot, store and the other adapters (adapters.bench only when a bench command runs)."""

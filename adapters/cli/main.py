@@ -16,6 +16,7 @@ from typing import TextIO
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from adapters import platforms
 from adapters.cli import feeds as feed_cli
 from adapters.cli import search as search_cli
 from bot import __version__
@@ -291,27 +292,14 @@ def cmd_config(args: argparse.Namespace) -> int:
     return code
 
 
-def cmd_slack(args: argparse.Namespace) -> int:
-    from adapters.slack.app import manifest
-
-    print(manifest(args.url))
-    return 0
-
-
 def cmd_slack_bench(args: argparse.Namespace) -> int:
-    from adapters.slack.bench import main as slack_bench
+    from adapters.bench.slack import main as slack_bench
 
     return slack_bench(["--requests", str(args.requests), "--concurrency", str(args.concurrency)])
 
 
-def cmd_discord(args: argparse.Namespace) -> int:
-    from adapters.discord.app import sync
-
-    return sync(args.guild)
-
-
 def cmd_tick_bench(args: argparse.Namespace) -> int:
-    from adapters.cli.tick_bench import run_tick_bench
+    from adapters.bench.tick import run_tick_bench
 
     url = args.database_url or resolve_database_url()
     print(run_tick_bench(url, args.channels).line())
@@ -424,16 +412,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--channels", type=_positive, default=10_000, help="channels due in the same minute (10000)")
     p.set_defaults(func=cmd_tick_bench)
 
+    chat = platforms.chat_platforms()
     p = sub.add_parser(
         "serve",
-        help="run the Slack and/or Discord apps and the scheduler (a tick every minute)",
+        help=f"run the {platforms.any_of([c.title for c in chat])} apps and the scheduler (a tick every minute)",
         description="Run the chat apps and the scheduler until SIGTERM or Ctrl-C. The scheduler posts "
         "to every platform whose credentials are set, whichever apps this process runs.",
     )
     # No `choices` here: argparse checks an empty list against them and refuses it.
     p.add_argument("platforms", nargs="*", type=_platform, metavar="PLATFORM",
-                   help="slack and/or discord (default: every platform configured; none configured: "
-                        "the scheduler alone, for console channels)")
+                   help=f"{platforms.any_of([c.name for c in chat])} (default: every platform configured; "
+                        "none configured: the scheduler alone, for console channels)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--no-scheduler", action="store_true",
                       help="no scheduler here (Slack web processes that scale out; one worker schedules)")
@@ -450,22 +439,13 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--offline", action="store_true", help="do not open the database")
     q.set_defaults(func=cmd_config)
 
-    p = sub.add_parser("slack", help="Slack app helpers")
-    slack = p.add_subparsers(dest="slack_command", required=True, metavar="ACTION")
-    q = slack.add_parser("manifest", help="print the Slack app manifest for this deployment")
-    q.add_argument("--url", required=True, help="public base URL, e.g. https://paperclub.example.org")
-    q.set_defaults(func=cmd_slack)
-    q = slack.add_parser("bench", help="p50/p99 of signed /paper search requests against a local serve "
-                         "process and a stand-in Slack API (seed corpus, scratch database)")
-    q.add_argument("--requests", type=int, default=1000, help="signed searches to time (default 1000)")
-    q.add_argument("--concurrency", type=int, default=4, help="clients at once (default 4)")
-    q.set_defaults(func=cmd_slack_bench)
-
-    p = sub.add_parser("discord", help="Discord app helpers")
-    discord = p.add_subparsers(dest="discord_command", required=True, metavar="ACTION")
-    q = discord.add_parser("sync", help="register the /paper commands with Discord (on demand, not every start)")
-    q.add_argument("--guild", type=int, help="one guild (instant); without it, global (slow to propagate)")
-    q.set_defaults(func=cmd_discord)
+    for platform in platforms.PLATFORMS:  # `paperclub slack manifest`, `paperclub discord sync`, ...
+        if platform.commands is not None:
+            p = sub.add_parser(platform.name, help=platform.help)
+            actions = p.add_subparsers(dest=f"{platform.name}_command", required=True, metavar="ACTION")
+            platform.commands(actions)
+            if platform.name in PLATFORM_BENCHES:
+                PLATFORM_BENCHES[platform.name](actions)
 
     p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers")
     p.set_defaults(func=cmd_demo)
@@ -478,9 +458,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_slack_bench(actions: argparse._SubParsersAction) -> None:
+    q = actions.add_parser("bench", help="p50/p99 of signed /paper search requests against a local serve "
+                           "process and a stand-in Slack API (seed corpus, scratch database)")
+    q.add_argument("--requests", type=int, default=1000, help="signed searches to time (default 1000)")
+    q.add_argument("--concurrency", type=int, default=4, help="clients at once (default 4)")
+    q.set_defaults(func=cmd_slack_bench)
+
+
+# The platforms with a benchmark (`paperclub slack bench`): listed here, not in the
+# registry, because the benchmarks live in adapters.bench, which imports the platform
+# adapters and so must not be imported by them.
+PLATFORM_BENCHES = {"slack": _add_slack_bench}
+
+
 def _platform(value: str) -> str:
-    if value not in ("slack", "discord"):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a platform: slack or discord")
+    names = [p.name for p in platforms.chat_platforms()]
+    if value not in names:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a platform: {platforms.either(names)}")
     return value
 
 
@@ -495,6 +490,11 @@ def _positive(value: str) -> int:
 # server or file that does not answer. One line names where the URL came from.
 DATABASE_ERRORS = (DatabaseUrlError, OperationalError, InterfaceError)
 INTERRUPTED = 128 + signal.SIGINT  # 130, as shells report a Ctrl-C
+# The benchmarks (adapters.bench) are left out of the wheel: the bench commands are there,
+# what they run is only in a source checkout.
+BENCH_PACKAGE = "adapters.bench"
+NO_BENCH = ("the benchmarks need a source checkout (an installed wheel leaves them out): "
+            "in a clone of paperclub, pip install -e '.[bench]'")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -515,6 +515,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     except BrokenPipeError:
         return stdout_gone()
+    except ModuleNotFoundError as missing:
+        if missing.name != BENCH_PACKAGE and not (missing.name or "").startswith(BENCH_PACKAGE + "."):
+            raise
+        print(f"error: {NO_BENCH}", file=sys.stderr)
+        return 2
 
 
 def database_source(args: argparse.Namespace) -> tuple[str, str]:

@@ -50,10 +50,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from bot.search.bench.engines import ENGINES
-    from bot.search.bench.realistic import CorpusChoice
-    from bot.search.bench.runner import plot, run_bench, table, write_json
-    from bot.search.bench.synthetic import parse_size, size_label
+    from adapters.bench.search.engines import ENGINES
+    from adapters.bench.search.realistic import CorpusChoice
+    from adapters.bench.search.runner import plot, run_bench, table, write_json
+    from adapters.bench.search.synthetic import parse_size, size_label
 
     try:
         sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
@@ -77,7 +77,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.jsonl:  # the same papers as a file, for `paperclub import`
-        from bot.search.bench.realistic import write_jsonl
+        from adapters.bench.search.realistic import write_jsonl
 
         Path(args.jsonl).mkdir(parents=True, exist_ok=True)
         for size in sizes:

@@ -1,1 +1,1 @@
-"""The Discord face: a discord.py client with app commands, embeds, threads and persistent buttons. Imports discord.py and bot; never slack."""
+"""The Discord face: a discord.py client with app commands, embeds, threads and persistent buttons, its settings, and its registry entry (platform.py). Imports discord.py and bot; never slack."""

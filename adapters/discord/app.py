@@ -158,6 +158,15 @@ class DiscordRunner:
         assert self.loop is not None
         return DiscordDelivery(self.client.messenger, self.loop)(channel, reply)
 
+    @property
+    def delivery(self) -> Callable[[ChannelRef, Reply], str]:
+        """What the scheduler posts with (adapters.platforms.Served)."""
+        return self.deliver
+
+    def stop_accepting(self) -> None:
+        """Nothing to close first: the gateway stays up for the tick's post in flight,
+        and `stop` closes it."""
+
     def stop(self, timeout: float) -> None:
         loop = self.loop
         if loop is not None and not loop.is_closed() and self._thread.is_alive():

@@ -9,7 +9,7 @@ PAPERCLUB_DISCORD_SHARDS / PAPERCLUB_DISCORD_SHARD_IDS. A value that cannot be u
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
@@ -27,6 +27,11 @@ class DiscordSettings(EnvSettings):
         None, validation_alias="PAPERCLUB_DISCORD_SHARD_IDS", validate_default=True
     )
 
+    # What `paperclub config check` shows for a variable that is not set.
+    UNSET: ClassVar[dict[str, str]] = {
+        "DISCORD_API_URL": "Discord's own",
+        "PAPERCLUB_DISCORD_SHARDS": "one gateway connection",
+    }
     MISSING = {
         "DISCORD_TOKEN": "DISCORD_TOKEN is not set: set it to the bot token "
         "(Developer Portal > your app > Bot)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator
@@ -63,6 +63,13 @@ class SlackSettings(EnvSettings):
         frozenset(), validation_alias="PAPERCLUB_SLACK_MANAGERS"
     )
     port: int = Field(DEFAULT_PORT, validation_alias="PORT")
+
+    # What `paperclub config check` shows for a variable that is not set.
+    UNSET: ClassVar[dict[str, str]] = {
+        "SLACK_API_URL": DEFAULT_API_URL,
+        "PAPERCLUB_SLACK_MANAGERS": "none, workspace admins and owners only",
+        "PORT": str(DEFAULT_PORT),
+    }
 
     def __init__(self, signing_secret: str | None = None, /, **values: Any):
         # SlackSettings(secret, bot_token=...) as when this was a dataclass.

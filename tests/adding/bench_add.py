@@ -44,7 +44,7 @@ def run(size: int, work: Path) -> list[tuple[float, float, float, int]]:
     for name, path in SEED_FILES.items():
         services.library.import_file(path, collection=name)
     if size:
-        from bot.search.bench.realistic import RealisticCorpus, write_corpus
+        from adapters.bench.search.realistic import RealisticCorpus, write_corpus
 
         services.library.import_file(write_corpus(RealisticCorpus.from_seeds(), size, work / "generated.jsonl"),
                                      collection="generated")

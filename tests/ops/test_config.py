@@ -454,9 +454,11 @@ def test_startup_lists_every_problem():
 
 def test_startup_reads_configured_platforms_even_when_not_requested():
     env = {**SLACK, "DISCORD_TOKEN": DISCORD_TOKEN, "PAPERCLUB_TICK_SECONDS": "15"}
-    core, slack, discord = startup_settings(env, ["slack"])
+    core, read = startup_settings(env, ["slack"])
+    slack, discord = read["slack"], read["discord"]
     assert core.tick_seconds == 15 and slack.bot_token == BOT_TOKEN and discord.token == DISCORD_TOKEN
-    core, slack, discord = startup_settings({}, [])
+    core, read = startup_settings({}, [])
+    slack, discord = read["slack"], read["discord"]
     assert slack is None and discord is None and core.tick_seconds == 60
     with pytest.raises(ConfigError, match="DISCORD_TOKEN"):
         startup_settings({**SLACK, "PAPERCLUB_DISCORD_SHARDS": "2"}, ["slack"])

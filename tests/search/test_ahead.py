@@ -9,9 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from adapters.bench.search.realistic import RealisticCorpus
 from bot.corpus.indexed import IndexedPaper
 from bot.search import content, tokenising
-from bot.search.bench.realistic import RealisticCorpus
 from bot.search.content import IndexContent
 from bot.search.query import Query
 from bot.search.service import SearchService

@@ -7,8 +7,8 @@ from itertools import islice
 
 import pytest
 
-from bot.search.bench.runner import run_bench, table
-from bot.search.bench.synthetic import (
+from adapters.bench.search.runner import run_bench, table
+from adapters.bench.search.synthetic import (
     SeedPools,
     bench_queries,
     parse_size,

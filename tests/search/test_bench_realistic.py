@@ -12,10 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.corpus import jsonl
-from bot.corpus.library import Library
-from bot.search.bench import realistic
-from bot.search.bench.realistic import (
+from adapters.bench.search import realistic
+from adapters.bench.search.realistic import (
     HEAD,
     HEAPS_BETA,
     HEAPS_K,
@@ -27,6 +25,8 @@ from bot.search.bench.realistic import (
     write_jsonl,
     write_jsonl_parts,
 )
+from bot.corpus import jsonl
+from bot.corpus.library import Library
 
 SCIFACT = Path(__file__).resolve().parents[3] / "shared" / "eval" / "scifact" / "corpus.jsonl"
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from adapters.bench.search.realistic import RealisticCorpus
 from bot.corpus.indexed import IndexedPaper
-from bot.search.bench.realistic import RealisticCorpus
 from bot.search.files import SEGMENTS, IndexStore
 from bot.search.index import SearchIndex
 from bot.search.query import Query

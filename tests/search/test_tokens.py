@@ -6,9 +6,9 @@ from importlib import resources
 
 import Stemmer
 
+from adapters.bench.search.realistic import RealisticCorpus
+from adapters.bench.search.synthetic import seed_records
 from bot.search import tokens
-from bot.search.bench.realistic import RealisticCorpus
-from bot.search.bench.synthetic import seed_records
 from bot.search.tokens import STOP_WORDS, Tokenizer
 
 

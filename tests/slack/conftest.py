@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 from slack_bolt import App
 
+from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from adapters.slack.app import build_app
 from adapters.slack.config import EVENTS_PATH, SlackSettings
 from adapters.slack.edge import SignedOnly, WholeForms
-from adapters.slack.fake_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from bot.app import Services, build_services
 from tests.slack.harness import BOSS, InlineExecutor
 

@@ -15,6 +15,13 @@ import pytest
 from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import func, select
 
+from adapters.bench.fake_slack_api import (
+    BOT_TOKEN,
+    SIGNING_SECRET,
+    TEAM,
+    signed_headers,
+    slash_command,
+)
 from adapters.slack.app import (
     BotClients,
     Managers,
@@ -25,13 +32,6 @@ from adapters.slack.app import (
 )
 from adapters.slack.blocks import MESSAGE_CHARS, text_chars
 from adapters.slack.config import SlackSettings
-from adapters.slack.fake_api import (
-    BOT_TOKEN,
-    SIGNING_SECRET,
-    TEAM,
-    signed_headers,
-    slash_command,
-)
 from bot.app import build_services
 from bot.corpus.records import PaperRecord
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef

@@ -18,14 +18,14 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.socket_mode.request import SocketModeRequest
 from sqlalchemy import func, select
 
-from adapters.slack.edge import ActOnce, CheckedSocketModeHandler
-from adapters.slack.fake_api import (
+from adapters.bench.fake_slack_api import (
     TEAM,
     button_click,
     event_callback,
     signed_headers,
     slash_command,
 )
+from adapters.slack.edge import ActOnce, CheckedSocketModeHandler
 from bot.messages import ChannelRef, Incoming, UserRef
 from bot.ops.replays import SeenRequests
 from store import Database

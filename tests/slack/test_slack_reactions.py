@@ -1,5 +1,5 @@
 """Reactions that vote and the "Add to paperclub" message shortcut, on the real bolt App
-behind the signed edge, against the fake Slack Web API (adapters/slack/fake_api.py) and
+behind the signed edge, against the fake Slack Web API (adapters/bench/fake_slack_api.py) and
 the fake paper providers (tests/adding/fake_providers.py). Redraws wait in a Debouncer
 whose timers only fire when the test flushes them: no sleeping, no races."""
 
@@ -11,11 +11,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
-from adapters.debounce import Debouncer
-from adapters.slack.app import build_app, message_text
-from adapters.slack.config import EVENTS_PATH, SlackSettings
-from adapters.slack.edge import SignedOnly, WholeForms
-from adapters.slack.fake_api import (
+from adapters.bench.fake_slack_api import (
     BOT_TOKEN,
     BOT_USER,
     SIGNING_SECRET,
@@ -24,6 +20,10 @@ from adapters.slack.fake_api import (
     reaction_event,
     signed_headers,
 )
+from adapters.debounce import Debouncer
+from adapters.slack.app import build_app, message_text
+from adapters.slack.config import EVENTS_PATH, SlackSettings
+from adapters.slack.edge import SignedOnly, WholeForms
 from store.models import Nomination, Post, PostVote
 from tests.adding.conftest import providers_for
 from tests.adding.fake_providers import FakeProviders

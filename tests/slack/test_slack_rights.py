@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from adapters.slack.fake_api import button_click
+from adapters.bench.fake_slack_api import button_click
 from adapters.slack.managers import needs_rights
 from bot.core import NOT_OUR_BUTTON
 from bot.messages import ChannelRef, Incoming, UserRef

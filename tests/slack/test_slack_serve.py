@@ -12,16 +12,16 @@ import urllib.request
 
 import pytest
 
-from adapters.slack.app import LAZY_COMMANDS, SlackServer
-from adapters.slack.bench import post_signed, seeded_slack
-from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest, manifest_data
-from adapters.slack.fake_api import (
+from adapters.bench.fake_slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     FakeSlack,
     signed_headers,
     slash_command,
 )
+from adapters.bench.slack import post_signed, seeded_slack
+from adapters.slack.app import LAZY_COMMANDS, SlackServer
+from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest, manifest_data
 from bot.app import ConfigError, build_services, command_grammar
 from bot.grammar import split_command
 

@@ -14,9 +14,9 @@ from slack_bolt import App
 from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import select
 
+from adapters.bench.fake_slack_api import SIGNING_SECRET, TEAM, event_callback, signed_headers
 from adapters.slack.app import UNINSTALLED_NOTICE, BotClients, SlackDelivery, build_app
 from adapters.slack.config import SlackSettings, manifest
-from adapters.slack.fake_api import SIGNING_SECRET, TEAM, event_callback, signed_headers
 from bot.app import Services, build_services
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from store.models import Channel

@@ -1,8 +1,8 @@
-"""`python -m adapters.slack.bench`: p50/p99 of signed `/paper search` requests against a
+"""`python -m adapters.bench.slack`: p50/p99 of signed `/paper search` requests against a
 running `paperclub serve slack` process, on the seed corpus, all on 127.0.0.1.
 
 It imports the seeds into a scratch SQLite file with `paperclub import`, starts the
-stand-in Slack Web API (adapters/slack/fake_api.py, which the tests use too), starts the
+stand-in Slack Web API (adapters/bench/fake_slack_api.py, which the tests use too), starts the
 server as its own process pointed at it, and times each request from sending it to the last
 byte of the ack, with a few clients at once as Slack would send them. The request count
 is bounded; the server is stopped at the end.
@@ -28,14 +28,14 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from adapters.slack.config import EVENTS_PATH
-from adapters.slack.fake_api import (
+from adapters.bench.fake_slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     FakeSlack,
     signed_headers,
     slash_command,
 )
+from adapters.slack.config import EVENTS_PATH
 
 MAX_REQUESTS = 10_000
 QUERIES = (
@@ -217,7 +217,7 @@ def run(requests: int, concurrency: int, warmup: int = 20) -> BenchResult:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m adapters.slack.bench", description=__doc__.split("\n\n")[0]
+        prog="python -m adapters.bench.slack", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument(
         "--requests", type=int, default=1000, help="signed searches to time (default 1000)"

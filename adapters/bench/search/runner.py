@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from adapters.bench.search.engines import ENGINES, available
+from adapters.bench.search.realistic import CorpusChoice
+from adapters.bench.search.synthetic import size_label
 from bot.corpus.readers import FILE_MAX
-from bot.search.bench.engines import ENGINES, available
-from bot.search.bench.realistic import CorpusChoice
-from bot.search.bench.synthetic import size_label
 
 QUERIES_AMONG = 10_000  # queries are about the first papers, which every size holds
 ADDED = 1_000  # a day of new papers, added to each built index
@@ -170,7 +170,7 @@ def _measure_whole(
 def _write_step(size: int, directory: Path, corpus: CorpusChoice) -> dict[str, Any]:
     """The corpus as JSON Lines files, each under the import's per-file cap (a million
     papers are about 1.5 GB), as an operator splits a large corpus."""
-    from bot.search.bench.realistic import write_jsonl_parts
+    from adapters.bench.search.realistic import write_jsonl_parts
 
     files = write_jsonl_parts(corpus.papers(size), directory / "corpus", PART_BYTES)
     return {"files": [str(f) for f in files]}

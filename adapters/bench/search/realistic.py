@@ -72,7 +72,7 @@ class RealisticCorpus:
 
     @classmethod
     def from_seeds(cls, seed: int = 2024, repeated_titles: float = 0.0) -> RealisticCorpus:
-        from bot.search.bench.synthetic import seed_records
+        from adapters.bench.search.synthetic import seed_records
 
         records = seed_records()
         counts: Counter[str] = Counter()
@@ -317,7 +317,7 @@ class CorpusChoice:
 
     def papers(self, size: int) -> Iterator[IndexedPaper]:
         if self.kind == "resampled":
-            from bot.search.bench.synthetic import SeedPools, seed_records, synthetic_papers
+            from adapters.bench.search.synthetic import SeedPools, seed_records, synthetic_papers
 
             return synthetic_papers(size, SeedPools.from_records(seed_records()), self.seed)
         return self._realistic().papers(size)
@@ -331,7 +331,7 @@ class CorpusChoice:
     def queries(self, count: int, among: int) -> list[str]:
         """`count` queries about the first `among` papers (present at every size)."""
         if self.kind == "resampled":
-            from bot.search.bench.synthetic import SeedPools, bench_queries, seed_records
+            from adapters.bench.search.synthetic import SeedPools, bench_queries, seed_records
 
             return bench_queries(SeedPools.from_records(seed_records()), count)
         return self._realistic().queries(count, among)

@@ -1,0 +1,121 @@
+"""The platforms paperclub speaks, in one list: `paperclub serve`, `config check` and the
+command line loop over PLATFORMS, so a new platform is an adapter folder plus one entry here.
+
+An entry says where its parts are and loads them only when they are used: the command line
+builds its parser from this list on every run (`paperclub --version` included), and
+importing slack_bolt or discord.py there would make every command slower.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from adapters.discord import platform as discord_platform
+from adapters.slack import platform as slack_platform
+
+if TYPE_CHECKING:
+    from bot.app import Services
+    from bot.messages import Deliver
+    from bot.ops.settings import EnvSettings
+
+
+class Host(Protocol):
+    """What `paperclub serve` gives a platform's app (adapters.runtime.Process)."""
+
+    stop: threading.Event  # set when the process shuts down
+
+    def routes(self) -> dict:
+        """/healthz and the channels' pages, for an app that answers on $PORT."""
+
+    def request_stop(self, problem: str | None = None) -> None:
+        """End the whole process; `problem` (one line) makes it exit 1."""
+
+
+class Served(Protocol):
+    """A platform's app running in `paperclub serve`."""
+
+    delivery: Deliver  # how the scheduler posts through it
+
+    def start(self) -> None: ...
+
+    def stop_accepting(self) -> None:
+        """The first step of a shutdown: take no new requests."""
+
+    def stop(self, timeout: float) -> None:
+        """Let the answers in flight finish, up to `timeout` seconds."""
+
+
+@dataclass(frozen=True)
+class Platform:
+    """One platform. The console needs only a name and a delivery; a chat platform
+    (one with `serve`) also has its settings, and may add commands of its own."""
+
+    name: str  # as channel refs, logs and `paperclub serve NAME` spell it
+    title: str  # as `config check` and the start-up log show it
+    # Its settings class (an EnvSettings with describe(), mentioned(env) and UNSET, what
+    # `config check` shows for a variable not set), imported when first asked for.
+    settings: Callable[[], type[EnvSettings]] | None = None
+    needs: str = ""  # `config check`, when none of its variables is set: what to set
+    serve: Callable[[Services, Any, Host], Served] | None = None
+    # How a scheduler posts there from a process that does not serve it (None: only the
+    # process that serves it can: Discord posts through its gateway client).
+    deliver: Callable[[Services, Any], Deliver] | None = None
+    answers_port: bool = False  # its app answers on $PORT, /healthz and the pages beside its own
+    commands: Callable[[argparse._SubParsersAction], None] | None = None  # `paperclub NAME ACTION`
+    help: str = ""  # `paperclub NAME` in `paperclub --help`
+
+    def __post_init__(self):
+        if self.serve is not None and self.settings is None:
+            raise ValueError(f"platform {self.name!r}: a platform that is served reads settings")
+
+
+def _console_delivery(services: Services, settings: None) -> Deliver:
+    import sys
+
+    from adapters.console import ConsoleDelivery
+
+    return ConsoleDelivery(sys.stdout)
+
+
+CONSOLE = Platform("console", "console", deliver=_console_delivery)
+
+PLATFORMS: tuple[Platform, ...] = (
+    CONSOLE,
+    Platform("slack", "Slack", slack_platform.settings,
+             needs="set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET to run it", serve=slack_platform.serve,
+             deliver=slack_platform.deliver, answers_port=True, commands=slack_platform.add_commands,
+             help="Slack app helpers"),
+    Platform("discord", "Discord", discord_platform.settings, needs="set DISCORD_TOKEN to run it",
+             serve=discord_platform.serve, commands=discord_platform.add_commands, help="Discord app helpers"),
+)
+
+
+def chat_platforms() -> tuple[Platform, ...]:
+    """The platforms `paperclub serve` can run, configured from the environment."""
+    return tuple(p for p in PLATFORMS if p.serve is not None)
+
+
+def titles(names: Sequence[str]) -> list[str]:
+    """The titles of the platforms named, in the order given."""
+    by_name: Mapping[str, Platform] = {p.name: p for p in PLATFORMS}
+    return [by_name[name].title if name in by_name else name for name in names]
+
+
+def either(words: Sequence[str]) -> str:
+    """"slack or discord", "a, b or c": the choices in an error message."""
+    return _listed(words, "or")
+
+
+def any_of(words: Sequence[str]) -> str:
+    """"slack and/or discord": the choices in a help text."""
+    return _listed(words, "and/or")
+
+
+def _listed(words: Sequence[str], last: str) -> str:
+    if len(words) < 2:
+        return "".join(words)
+    return f"{', '.join(words[:-1])} {last} {words[-1]}"

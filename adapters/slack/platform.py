@@ -1,0 +1,58 @@
+"""Slack's entry in the platform registry (adapters/platforms.py): its settings, its app in
+`paperclub serve`, its scheduler delivery, and `paperclub slack ...`.
+
+Each part imports slack_bolt only when it runs, so listing Slack costs the other commands
+nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from bot.ops.settings import ConfigError
+
+if TYPE_CHECKING:
+    from adapters.slack.app import SlackDelivery, SlackServer
+    from adapters.slack.config import SlackSettings
+    from bot.app import Services
+
+
+def settings() -> type[SlackSettings]:
+    from adapters.slack.config import SlackSettings
+
+    return SlackSettings
+
+
+def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
+    """HTTP on $PORT with the routes of `host` (the serving process, adapters.platforms.Host:
+    /healthz, pages) beside Slack's, or Socket Mode. Slack out of reach at start-up is one
+    ConfigError line naming the setting, not a traceback from deep in a library."""
+    from adapters.slack.app import SlackServer
+    from adapters.wsgi import os_reason
+
+    try:
+        return SlackServer(services, settings, extra=host.routes())
+    except OSError as problem:  # the token check (auth.test) found no Slack: URLError is an OSError
+        raise ConfigError(f"SLACK_API_URL: cannot reach Slack at {settings.api_url} to check "
+                          f"SLACK_BOT_TOKEN ({os_reason(problem)})") from None
+
+
+def deliver(services: Services, settings: SlackSettings) -> SlackDelivery:
+    """Posts need only a bot token, so a scheduler posts to Slack from any process."""
+    from adapters.slack.app import SlackDelivery, bot_clients
+
+    return SlackDelivery(bot_clients(services, settings))
+
+
+def add_commands(actions: argparse._SubParsersAction) -> None:
+    q = actions.add_parser("manifest", help="print the Slack app manifest for this deployment")
+    q.add_argument("--url", required=True, help="public base URL, e.g. https://paperclub.example.org")
+    q.set_defaults(func=cmd_manifest)
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    from adapters.slack.app import manifest
+
+    print(manifest(args.url))
+    return 0

@@ -1,0 +1,52 @@
+"""The wheel leaves adapters.bench out (pyproject's packages.find exclude): from an installed
+wheel the bench commands say in one line what to do, exit 2, and show no traceback."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+
+import pytest
+
+from adapters.cli.main import NO_BENCH, main
+from tests.conftest import REPO
+
+
+@pytest.fixture
+def no_bench_package(monkeypatch):
+    """As in a wheel: `import adapters.bench...` raises ModuleNotFoundError for adapters.bench."""
+    for name in [n for n in sys.modules if n.startswith("adapters.bench.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "adapters.bench", None)
+
+
+@pytest.mark.parametrize("argv", [
+    ["bench", "--sizes", "200", "--engines", "paperclub"],
+    ["tick-bench", "--channels", "1"],
+    ["slack", "bench", "--requests", "1"],
+])
+def test_a_bench_command_without_the_bench_package_says_to_use_a_checkout(no_bench_package, argv, capsys,
+                                                                          tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # tick-bench's default database, were it to get that far
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert err == f"error: {NO_BENCH}\n" and out == ""
+    assert "pip install -e '.[bench]'" in NO_BENCH
+    assert not (tmp_path / "paperclub.db").exists()
+
+
+def test_another_missing_module_is_not_mistaken_for_the_bench(monkeypatch):
+    from adapters.cli import main as cli
+
+    def needs_rich(args):
+        from rich.progress import Progress  # noqa: F401
+
+    monkeypatch.setitem(sys.modules, "rich.progress", None)
+    monkeypatch.setattr(cli, "cmd_db", needs_rich)  # the parser takes it when main() builds it
+    with pytest.raises(ModuleNotFoundError, match="rich.progress"):
+        cli.main(["db", "current"])
+
+
+def test_the_wheel_excludes_the_bench_package():
+    find = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    assert {"adapters.bench", "adapters.bench.*"} <= set(find["exclude"])
