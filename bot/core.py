@@ -55,7 +55,8 @@ class PaperClub:
         owned = list(features.commands())
         help_command = Command("help", "help [COMMAND]", "List the commands, or explain one.", "help search",
                                self._help, params=(Param("command", "the command to explain",
-                                                         suggest=("help", *(c.name for c in owned))),))
+                                                         suggest=("help", *(c.name for c in owned))),),
+                               private=True)
         self.commands: dict[str, Command] = {c.name: c for c in [help_command, *owned]}
 
     def tick(

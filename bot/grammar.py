@@ -104,6 +104,13 @@ class Command:
     written: str = ""
     brief: str = ""  # a form's one-line description (Discord: 100 characters); default: summary
     group: str = ""  # a form's sub-group, one of GROUPS ("channel": the channel's settings)
+    # Every answer is for the asking member alone: a platform that must choose before the
+    # answer exists (Discord's defer) asks privately. tests/discord checks the core agrees.
+    private: bool = False
+    # The answer may take seconds (fetching, picking over the corpus) or becomes a post
+    # the adapter makes itself: a platform with a short acknowledgement (Slack's 3 s)
+    # acknowledges at once and answers after.
+    answered_later: bool = False
 
     def __post_init__(self) -> None:
         """A template naming an unknown param, or a param it leaves out, is a mistake in

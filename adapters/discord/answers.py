@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 import discord
@@ -27,21 +27,20 @@ import discord
 from adapters.discord.embeds import Outgoing, outgoing
 from adapters.discord.messages import Messenger, is_thread, message_ref
 from bot.core import PaperClub
-from bot.grammar import split_command
+from bot.grammar import Command, split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
 
 log = logging.getLogger(__name__)
 
 NOT_IN_A_SERVER = Reply(text="paperclub works in server channels, not in direct messages.", ephemeral=True, ok=False)
 FAILED = "Something went wrong on our side, so this did not go through (it is logged). Please try again in a minute."
-# Commands whose every reply is for the asking member alone (the core answers them with
-# `ephemeral`): deferred privately from the start. tests/discord checks the core agrees.
-PRIVATE_COMMANDS = frozenset({"help", "vote", "settings"})
 
 
-def answers_privately(text: str) -> bool:
+def answers_privately(commands: Mapping[str, Command], text: str) -> bool:
+    """Whether every reply to this line is for the asking member alone (the grammar's
+    `private`): such a line is deferred privately from the start."""
     name, _args = split_command(text)
-    return not name or name in PRIVATE_COMMANDS
+    return not name or (name in commands and commands[name].private)
 
 
 class Answers:
@@ -51,7 +50,7 @@ class Answers:
 
     async def command(self, interaction: discord.Interaction, text: str) -> None:
         """A /paper subcommand, as the command text it stands for."""
-        private = interaction.guild_id is None or answers_privately(text)
+        private = interaction.guild_id is None or answers_privately(self.core.commands, text)
         await interaction.response.defer(ephemeral=private, thinking=True)
         await self._answer(Response(interaction, private), text, self.core.handle)
 

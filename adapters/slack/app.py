@@ -73,10 +73,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
-# `next` and `poll` pick over the whole corpus and become channel posts (posted through
-# chat.postMessage: votes need the message's ts); `vote` edits the voted message. These
-# are acked at once and answered by the lazy listener; everything else inside the ack.
-LAZY_COMMANDS = frozenset({"next", "poll", "vote", "add"})
 # The message shortcut "Add to paperclub" (manifest.json features.shortcuts).
 ADD_SHORTCUT = "add_to_paperclub"
 RATE_LIMIT_RETRIES = 3
@@ -162,9 +158,13 @@ class SlackListeners:
         # Fetching a paper's metadata may take seconds: acked at once, answered lazily.
         app.shortcut(ADD_SHORTCUT)(ack=acknowledge, lazy=[self.add_from_message])
 
-    @staticmethod
-    def answered_later(command: dict) -> bool:
-        return split_command(command_text(command.get("text", "")))[0] in LAZY_COMMANDS
+    def answered_later(self, command: dict) -> bool:
+        """The grammar's `answered_later` commands (`next` and `poll` pick over the whole
+        corpus and become channel posts, posted through chat.postMessage because votes
+        need the message's ts; `vote` edits the voted message; `add` fetches) are acked at
+        once and answered by the lazy listener; everything else inside the ack."""
+        name = split_command(command_text(command.get("text", "")))[0]
+        return name in self.core.commands and self.core.commands[name].answered_later
 
     def answer_in_ack(self, ack: Ack, command: dict, client: WebClient, context: BoltContext) -> None:
         ack(**_response(self.core.handle(self._command_incoming(command, client, context))))

@@ -91,7 +91,7 @@ class AddCommands(Feature):
     def commands(self) -> list[Command]:
         return [
             Command("add", "add LINK|ID [LINK|ID ...]", "Add papers to the library by link or id (arXiv, DOI, "
-                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add,
+                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add, answered_later=True,
                     brief="Add a paper by its link or id (arXiv, DOI, OpenReview, a paper's page).",
                     # as long as what an addition keeps of what was asked
                     params=(Param("paper", "an arXiv id or link, a DOI, an OpenReview link, or a paper's page",

@@ -50,7 +50,7 @@ class Lookup(Feature):
                     params=(Param("paper", "the paper's ID (the number on its card)", required=True),)),
             Command("settings", "settings", "This channel's settings in one place: schedule, topics, "
                     "collections, meeting, presenters, open poll.", "settings", self.settings_command,
-                    brief="This channel's settings in one place."),
+                    brief="This channel's settings in one place.", private=True),
         ]
 
     def search(self, _incoming: Incoming, args: str) -> Reply:

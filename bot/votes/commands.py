@@ -125,14 +125,15 @@ class VoteCommands(Feature):
                     brief="Vote on a paper posted here, or for an option of the open poll.",
                     params=(Param("target", "the paper's number (on its card); alone, an option of the open poll",
                                   kind="number", required=True, low=1),
-                            Param("choice", "up, down, read or none on a paper", suggest=POST_VOTES))),
+                            Param("choice", "up, down, read or none on a paper", suggest=POST_VOTES)),
+                    private=True, answered_later=True),  # a vote redraws the voted message
             Command("nominate", "nominate ID|QUERY", "Propose a paper for the next reading poll.",
                     "nominate graph biconnectivity", self.nominate,
                     params=(Param("paper", "a paper ID, or words to search for (the best match is nominated)",
                                   required=True),)),
             Command("poll", "poll [N] [DURATION] · poll close",
                     "Start a poll on what to read next (N options, default 4; DURATION like 48h, 2d) or "
-                    "close it (managers).", "poll 4 48h", self.poll, always,
+                    "close it (managers).", "poll 4 48h", self.poll, always, answered_later=True,
                     brief="The open poll; or start one, or close it (managers).",
                     params=(Param("options", "how many papers to choose from (default 4)", kind="number", low=2,
                                   high=POLL_OPTIONS_MAX),

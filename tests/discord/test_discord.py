@@ -17,7 +17,7 @@ import discord
 import pytest
 from discord import app_commands
 
-from adapters.discord.answers import FAILED, PRIVATE_COMMANDS
+from adapters.discord.answers import FAILED
 from adapters.discord.app import INVITE_PERMISSIONS, PaperClubClient, sync
 from adapters.discord.commands import paper_commands
 from adapters.discord.messages import DiscordDelivery
@@ -320,7 +320,7 @@ def test_a_failing_core_still_answers_the_member_privately(seeded_copy, monkeypa
         assert not interaction.thinking()
         (answer,) = interaction.sent()
         assert answer.ephemeral and answer.content == FAILED and not interaction.public()
-        if name in PRIVATE_COMMANDS:  # deferred privately: the error is the response itself
+        if bot.services.core.commands[name].private:  # deferred privately: the error is the response itself
             assert [kind for kind, _ in interaction.events] == ["defer", "edit_original"]
         else:  # a public "thinking…" cannot turn private: it goes, the member alone is told
             assert [kind for kind, _ in interaction.events] == ["defer", "delete_original", "followup"]
@@ -408,7 +408,7 @@ def test_always_private_commands_are_deferred_privately_and_answered_in_place(se
 
 
 def test_the_core_answers_the_private_commands_privately(seeded_copy):
-    """PRIVATE_COMMANDS is the adapter's guess, before the core runs, of what the core
+    """The grammar's `private` commands are the adapter's guess, before the core runs, of what the core
     answers privately: a public answer deferred privately would reach one member only."""
     services = build_services(seeded_copy, clock=Clock())
     channel = ChannelRef("discord", "1", "2")
@@ -420,7 +420,7 @@ def test_the_core_answers_the_private_commands_privately(seeded_copy):
              "vote": [f"vote {paper} up", f"vote {paper} none", f"vote {poll_id} 1", "vote 1", "vote 99999 up",
                       "vote x"],
              "settings": ["settings", "settings now"]}
-    assert set(lines) == PRIVATE_COMMANDS
+    assert set(lines) == {name for name, command in services.core.commands.items() if command.private}
     for line in [text for texts in lines.values() for text in texts]:
         assert services.core.handle(Incoming(channel, manager, line)).ephemeral, line
     services.db.dispose()

@@ -20,7 +20,7 @@ from adapters.bench.fake_slack_api import (
     slash_command,
 )
 from adapters.bench.slack import post_signed, seeded_slack
-from adapters.slack.app import LAZY_COMMANDS, SlackServer
+from adapters.slack.app import SlackServer
 from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest, manifest_data
 from bot.app import ConfigError, build_services, command_grammar
 from bot.grammar import split_command
@@ -215,12 +215,12 @@ def test_the_manifest_points_every_request_url_at_the_host():
 
 
 def test_the_commands_the_slack_app_names_are_the_grammars():
-    """The manifest's usage hint shows a few examples and LAZY_COMMANDS names the commands
-    answered after the ack: a command renamed or dropped in a feature must not linger here."""
+    """The manifest's usage hint shows a few examples: a command renamed or dropped in a
+    feature must not linger there. The commands answered after the ack are the grammar's."""
     commands = {c.name for c in command_grammar()}
     hint = manifest_data()["features"]["slash_commands"][0]["usage_hint"]
     assert {split_command(example)[0] for example in hint.split("·")} <= commands, hint
-    assert LAZY_COMMANDS <= commands
+    assert {c.name for c in command_grammar() if c.answered_later} == {"next", "poll", "vote", "add"}
 
 
 @pytest.mark.parametrize(
