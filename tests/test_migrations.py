@@ -3,7 +3,6 @@ keeps frozen copies of the code it runs, and nothing under store/ imports the bo
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -13,6 +12,7 @@ import pytest
 from bot.corpus.identifiers import normalise
 from tests.conftest import REPO
 from tests.corpus.test_identifiers import NOT_IDENTIFIERS, PARSED
+from tests.test_layout import imported_modules  # the one walker of imports
 
 STORE = REPO / "store"
 SOURCE_FIELDS = STORE / "migrations" / "versions" / "0007_source_fields.py"
@@ -68,17 +68,6 @@ def test_0007s_frozen_normalisation_agrees_with_the_readers():
 
 def store_modules() -> list[Path]:
     return sorted(STORE.rglob("*.py"))
-
-
-def imported_modules(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every import in the file, those inside functions included."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
-    return found
 
 
 def of_the_bot(module: str) -> bool:
