@@ -1,1 +1,1 @@
-"""The group's memory outside the chat: calendar feed, archive page, channel export. Imports store and the lower domains."""
+"""The group's memory outside the chat: calendar feed, archive page, channel export; reads meetings and votes, the features below it."""

@@ -1,1 +1,1 @@
-"""Operations: settings from the environment, logging, heartbeats and the health report. settings and logs import only store, so every layer may import them."""
+"""Operations: settings from the environment, logging, heartbeats and the health report; above the search (health reads the index), below the shared parts and features that read settings and log."""

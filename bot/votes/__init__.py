@@ -1,1 +1,1 @@
-"""Votes on posts and polls for what to read next, with their chat commands. Imports store, search and the daily domain's posts and cards."""
+"""Votes on posts, reactions that vote, polls for what to read next and the reading queue, with their chat commands; imports the layers below it, daily (polls propose its top picks) and meetings among them, and hands daily its feedback through app.py."""
