@@ -37,7 +37,16 @@ def start_paperclub(*args: str, cwd: Path, env: dict | None = None) -> subproces
     return subprocess.Popen(
         [sys.executable, "-m", "adapters.cli", *args], cwd=cwd, env=_environment(env),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=_interruptible,
     )
+
+
+def _interruptible() -> None:
+    """The child takes Ctrl-C as it would from a terminal. A test run started in the
+    background by a shell without job control (`pytest &`) inherits SIGINT ignored, and
+    Python then installs no KeyboardInterrupt handler: the child would never see the
+    SIGINT a test sends it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _environment(env: dict | None) -> dict:
