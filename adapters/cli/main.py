@@ -378,7 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", help="import corpus files (format detected from content), or papers by link or "
                                       "id (arXiv, DOI, OpenReview, a page with citation_* tags)")
-    p.add_argument("paths", nargs="+", metavar="PATH|LINK|ID")
+    p.add_argument("paths", nargs="+", metavar="PATH|LINK|ID",
+                   help="a corpus file (JSON Lines, BibTeX, arXiv Atom, OpenReview or listing text: see the corpus "
+                        "formats page), or a paper to fetch: an arXiv id or link (2106.01345), a DOI or doi.org link, "
+                        "an OpenReview forum link, or a paper's page")
     p.add_argument("--collection", help="collection name (default: the file name without extension)")
     p.add_argument("--format", choices=sorted(FORMATS), help="skip detection and read as this format")
     p.set_defaults(func=cmd_import)
@@ -453,15 +456,38 @@ def build_parser() -> argparse.ArgumentParser:
             if platform.name in PLATFORM_BENCHES:
                 PLATFORM_BENCHES[platform.name](actions)
 
-    p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers")
+    p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers",
+                       description="Import the bundled corpus (ICLR listings, trending papers, a reading list) into "
+                       "the database and run a few commands on a console channel: a search, a paper's card, "
+                       "similar papers, a paper found by its arXiv id, and a paper of the day. Running it again "
+                       "changes nothing it imported. Then try `paperclub console`.")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("db", help="database schema")
-    p.add_argument("action", choices=["upgrade", "current"])
+    p = sub.add_parser("db", help="database schema: upgrade it, or show its revision",
+                       description="The database schema (Alembic migrations). A SQLite file is upgraded by every "
+                       "command on first use; PostgreSQL is upgraded with `paperclub db upgrade`, as a release "
+                       "step before new code serves.")
+    p.add_argument("action", choices=["upgrade", "current"],
+                   help="upgrade: apply the migrations not yet applied; current: show the schema's revision and "
+                        "the one this code needs")
     p.set_defaults(func=cmd_db)
     search_cli.add_commands(sub)  # bench, eval
     feed_cli.add_commands(sub)  # feed add|list|remove|refresh
+    describe(parser)
     return parser
+
+
+def describe(parser: argparse.ArgumentParser) -> None:
+    """A subcommand's own --help opens with what it does: its line in the parent's list,
+    when it has no longer description (so a new subcommand needs only its help=)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            listed = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and listed.get(name):
+                    text = listed[name]
+                    sub.description = text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+                describe(sub)
 
 
 def _add_slack_bench(actions: argparse._SubParsersAction) -> None:
