@@ -16,23 +16,22 @@ The chat platforms and their settings come from the registry (adapters/platforms
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import timedelta
 from pathlib import Path
 from typing import Any, NamedTuple, get_args
 
 from pydantic import SecretStr
 
 from adapters import platforms
-from bot.corpus.fetch import FeedError, FetchPolicy
 from bot.ops.settings import (
+    DATABASE,
     DATABASE_VARIABLES,
     DEFAULT_DATABASE_SOURCE,
-    DEFAULT_GRACE,
-    DEFAULT_TICK_SECONDS,
     SECRET_VARIABLES,
+    SETTINGS,
     ConfigError,
     CoreSettings,
     database_problem,
+    declared,
     environment,
     mask_secret,
     mask_url,
@@ -40,35 +39,20 @@ from bot.ops.settings import (
 from store.database import resolve_database_url
 
 
-def _duration_text(value: timedelta) -> str:
-    seconds = int(value.total_seconds())
-    if seconds % 3600 == 0:
-        return f"{seconds // 3600}h"
-    if seconds % 60 == 0:
-        return f"{seconds // 60}m"
-    return f"{seconds}s"
+def core_groups() -> dict[str, list[str]]:
+    """Every variable of the settings models (bot.ops.settings.SETTINGS) by its group, in
+    declaration order: a field added to a model is shown without an edit here."""
+    groups: dict[str, list[str]] = {}
+    for settings_cls in SETTINGS:
+        for group, variable, _unset in declared(settings_cls):
+            groups.setdefault(group, []).append(variable)
+    return groups
 
 
 # What an unset variable means (a platform's own: its settings' UNSET).
 DEFAULTS: dict[str, str] = {
-    "PAPERCLUB_TICK_SECONDS": f"{DEFAULT_TICK_SECONDS} seconds",
-    "PAPERCLUB_CATCHUP": _duration_text(DEFAULT_GRACE),
-    "PAPERCLUB_LOG_LEVEL": "INFO",
-    "PAPERCLUB_LOG_FORMAT": "text",
-    "PAPERCLUB_FEED_PAGE_SIZE": f"{FetchPolicy.page_size} entries per arXiv API request",
-    "PAPERCLUB_FEED_MAX_ENTRIES": f"{FetchPolicy.max_entries} entries per refresh",
-    "PAPERCLUB_FEED_CONTACT": "none in the User-Agent",
-    "PAPERCLUB_PUBLIC_URL": "none: `archive` and `session calendar` give no links",
+    variable: unset for settings_cls in SETTINGS for _, variable, unset in declared(settings_cls) if unset
 }
-FEED_VARIABLES = ("PAPERCLUB_FEED_PAGE_SIZE", "PAPERCLUB_FEED_MAX_ENTRIES", "PAPERCLUB_FEED_CONTACT")
-
-CORE_GROUPS = (
-    ("Database", DATABASE_VARIABLES),
-    ("Scheduler", ("PAPERCLUB_TICK_SECONDS", "PAPERCLUB_CATCHUP")),
-    ("Logging", ("PAPERCLUB_LOG_LEVEL", "PAPERCLUB_LOG_FORMAT")),
-    ("Feeds", FEED_VARIABLES),
-    ("Links (archive page, calendar feed)", ("PAPERCLUB_PUBLIC_URL",)),
-)
 WIDTH = 30  # the variable-name column
 
 
@@ -90,8 +74,7 @@ def startup_settings(env: Mapping[str, str] | None, requested: Iterable[str]) ->
     wanted = list(dict.fromkeys(requested))
     names = [p.name for p in platforms.chat_platforms()]
     problems = [f"{p!r} is not a platform: {platforms.either(names)}" for p in wanted if p not in names]
-    core = _read(CoreSettings, env, problems)
-    _check_feeds(env, problems)
+    core, *_others = [_read(settings_cls, env, problems) for settings_cls in SETTINGS]
     read: dict[str, Any] = {}
     for platform in platforms.chat_platforms():
         settings_cls = platform.settings()
@@ -100,13 +83,6 @@ def startup_settings(env: Mapping[str, str] | None, requested: Iterable[str]) ->
     if problems:
         raise ConfigError("\n".join(problems))
     return Startup(core, read)
-
-
-def _check_feeds(env: Mapping[str, str], problems: list[str]) -> None:
-    try:
-        FetchPolicy.from_env(env)
-    except FeedError as problem:
-        problems.append(str(problem))
 
 
 def _read(settings_cls, env: Mapping[str, str], problems: list[str]):
@@ -125,12 +101,11 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
     problems: list[str] = []
     lines = ["paperclub configuration (secrets masked)"]
 
-    core = _read(CoreSettings, env, problems)
-    _check_feeds(env, problems)
-    for title, names in CORE_GROUPS:
+    core, *_others = [_read(settings_cls, env, problems) for settings_cls in SETTINGS]
+    for title, names in core_groups().items():
         lines += ["", title]
         lines += [_row(name, env) for name in names]
-        if title == "Database":
+        if title == DATABASE:
             lines.append(_row("→ in use", env, shown=_database_in_use(env, core)))
             if connect and core is not None:
                 lines.append(_row("→ connection", env, shown=database_status(core.database_url, env, problems)))

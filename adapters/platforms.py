@@ -27,6 +27,7 @@ class Host(Protocol):
     """What `paperclub serve` gives a platform's app (adapters.runtime.Process)."""
 
     stop: threading.Event  # set when the process shuts down
+    address: str  # what an app answering on $PORT listens on (PAPERCLUB_HOST, serve --host)
 
     def routes(self) -> dict:
         """/healthz and the channels' pages, for an app that answers on $PORT."""

@@ -30,7 +30,7 @@ from typing import Any
 from adapters import platforms
 from adapters.config_check import startup_settings
 from adapters.platforms import Platform
-from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint, os_reason, pages_endpoint
+from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint, listening, os_reason, pages_endpoint
 from bot.app import ConfigError, Services, utc_now
 from bot.core import DATABASE_UNAVAILABLE
 from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
@@ -39,6 +39,7 @@ from bot.memory.pages import PREFIXES as PAGE_PREFIXES
 from bot.memory.pages import build_pages
 from bot.ops.health import health_report
 from bot.ops.heartbeats import Heartbeats
+from bot.ops.settings import DEFAULT_HOST
 from bot.scheduler import Deliveries, start_background, tick_job
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class Process:
     services: Services
     scheduler_on: bool
     tick_seconds: int = 60
+    address: str = DEFAULT_HOST  # what $PORT is listened on (PAPERCLUB_HOST, serve --host)
     stop: threading.Event = field(default_factory=threading.Event)
     problem: str | None = None
     deliveries: dict[str, Callable] = field(default_factory=dict)
@@ -88,11 +90,13 @@ def serve(
     scheduler: bool = True,
     apps: bool = True,
     env: Mapping[str, str] | None = None,
+    host: str | None = None,
 ) -> int:
-    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when a part failed."""
+    """Run until SIGTERM/SIGINT; 0 after a clean stop, 1 when a part failed. `host`
+    (`serve --host`) wins over PAPERCLUB_HOST."""
     env = os.environ if env is None else env
     core, configured = startup_settings(env, requested)  # one ConfigError listing every problem
-    process = Process(services, scheduler, core.tick_seconds)
+    process = Process(services, scheduler, core.tick_seconds, address=host or core.host)
     served = [p for p in platforms.chat_platforms()
               if apps and configured[p.name] is not None and (not requested or p.name in requested)]
     if not (served or scheduler):
@@ -140,18 +144,18 @@ def _build(process: Process, served: list[Platform], configured: Mapping[str, An
                     ", ".join(platforms.titles(list(process.deliveries))))
     on_port = any(p.answers_port for p in served)
     if not on_port and env.get("PORT", "").strip().isdigit():
-        process.health = _health_server(int(env["PORT"]), process.routes())
+        process.health = _health_server(process.address, int(env["PORT"]), process.routes())
 
 
 # Start-up failures the operator fixes (a port taken, Slack out of reach) become one
 # ConfigError line naming the setting, instead of a traceback from deep in a library.
 
 
-def _health_server(port: int, routes: dict) -> HealthServer:
+def _health_server(address: str, port: int, routes: dict) -> HealthServer:
     try:
-        return HealthServer(port, routes.pop(HEALTH_PATH), routes)
+        return HealthServer(port, routes.pop(HEALTH_PATH), routes, host=address)
     except OSError as problem:
-        raise ConfigError(f"PORT={port}: cannot listen there ({os_reason(problem)})") from None
+        raise ConfigError(f"{listening(address, port)}: cannot listen there ({os_reason(problem)})") from None
 
 
 def _parts(process: Process) -> list[str]:

@@ -10,8 +10,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
+from bot.ops.settings import DEFAULT_HOST
+
 WSGIApp = Callable[[dict, Callable], Any]
 HEALTH_PATH = "/healthz"
+
+
+def listening(address: str, port: int) -> str:
+    """How a start-up error names where it tried to listen: PORT=3000 on every interface
+    (the default), PAPERCLUB_HOST=127.0.0.1 PORT=3000 otherwise."""
+    return f"PORT={port}" if address == DEFAULT_HOST else f"PAPERCLUB_HOST={address} PORT={port}"
 
 
 def os_reason(problem: OSError) -> str:
@@ -91,11 +99,12 @@ class HealthServer:
     """/healthz (and the `extra` paths: the archive pages, the calendar feeds) on `port`,
     for a process without Slack HTTP."""
 
-    def __init__(self, port: int, endpoint: WSGIApp, extra: Mapping[str, WSGIApp] | None = None):
+    def __init__(self, port: int, endpoint: WSGIApp, extra: Mapping[str, WSGIApp] | None = None,
+                 host: str = DEFAULT_HOST):
         import waitress
 
         self.server = waitress.create_server(
-            route(not_found, {HEALTH_PATH: endpoint, **(extra or {})}), host="0.0.0.0", port=port, threads=2,
+            route(not_found, {HEALTH_PATH: endpoint, **(extra or {})}), host=host, port=port, threads=2,
             ident="paperclub"
         )
 

@@ -247,3 +247,70 @@ def test_serve_when_slack_cannot_be_reached_stops_with_one_line(seeded_copy, tmp
     assert code == 1
     assert _errors(lines) == [("error: SLACK_API_URL: cannot reach Slack at http://127.0.0.1:1/api/ to check "
                                "SLACK_BOT_TOKEN (Connection refused)")], lines
+
+
+# --- where it listens: PAPERCLUB_HOST and serve --host (finding 9) ------------------------------
+
+
+def _answers(address: str, port: int) -> bool:
+    """Whether something accepts a connection at address:port (127.0.0.2 is loopback too,
+    so a server on 0.0.0.0 accepts there and one on 127.0.0.1 does not)."""
+    try:
+        socket.create_connection((address, port), timeout=5).close()
+        return True
+    except ConnectionRefusedError:
+        return False
+
+
+def test_the_health_server_listens_on_every_interface_unless_told(tmp_path):
+    from adapters.wsgi import HealthServer, json_endpoint
+
+    endpoint = json_endpoint(lambda: (True, {}))
+    everywhere, here = HealthServer(free_port(), endpoint), HealthServer(free_port(), endpoint, host="127.0.0.1")
+    try:
+        assert _answers("127.0.0.2", everywhere.server.effective_port)  # the default is unchanged: 0.0.0.0
+        assert _answers("127.0.0.1", here.server.effective_port)
+        assert not _answers("127.0.0.2", here.server.effective_port)
+    finally:
+        everywhere.server.close()
+        here.server.close()
+
+
+def test_serve_listens_only_on_the_host_it_is_given(seeded_copy, tmp_path):
+    port = free_port()
+    server = ServeProcess([], {"PAPERCLUB_DATABASE_URL": seeded_copy, "PORT": str(port), "PAPERCLUB_HOST": "127.0.0.1"},
+                          tmp_path / "serve.log").start()
+    try:
+        server.wait_until_listening(port)
+        assert get_json(f"http://127.0.0.1:{port}/healthz")[0] in (200, 503)
+        assert not _answers("127.0.0.2", port)
+        assert server.terminate() == 0, server.log()
+    finally:
+        server.kill()
+
+
+def test_serve_host_flag_wins_over_the_variable(monkeypatch, tmp_path):
+    import adapters.runtime
+    import bot.ops.logs
+    from adapters.cli.main import main
+
+    asked = {}
+    monkeypatch.setenv("PAPERCLUB_HOST", "0.0.0.0")
+    monkeypatch.setattr(adapters.runtime, "serve", lambda *a, **kw: asked.update(kw) or 0)
+    monkeypatch.setattr(bot.ops.logs, "configure", lambda *a, **kw: None)  # the test run's logging stays
+    assert main(["--database-url", f"sqlite:///{tmp_path / 'x.db'}", "serve", "--host", "127.0.0.1"]) == 0
+    assert asked["host"] == "127.0.0.1"
+
+
+def test_a_host_that_is_not_an_address_is_refused_by_name(capsys):
+    from adapters.cli.main import build_parser
+    from adapters.config_check import check
+
+    with pytest.raises(SystemExit) as refused:
+        build_parser().parse_args(["serve", "--host", "not a host!"])
+    assert refused.value.code == 2
+    assert "argument --host: 'not a host!' is not an IP address or host name" in capsys.readouterr().err
+    text, code = check({"PAPERCLUB_HOST": "not a host!"})
+    assert code == 1
+    assert ("PAPERCLUB_HOST: 'not a host!' is not an IP address or host name: use e.g. 127.0.0.1 (this machine "
+            "only) or 0.0.0.0 (every interface)") in text

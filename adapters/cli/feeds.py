@@ -175,7 +175,7 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     q.set_defaults(func=cmd_feed_list)
 
     q = feed.add_parser("remove", help="stop refreshing a collection (its papers stay)")
-    q.add_argument("collection", metavar="COLLECTION")
+    q.add_argument("collection", metavar="COLLECTION", help="the collection whose feed stops (as `feed list` names it)")
     q.set_defaults(func=cmd_feed_remove)
 
     q = feed.add_parser(

@@ -19,6 +19,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 from adapters import platforms
 from adapters.cli import feeds as feed_cli
 from adapters.cli import search as search_cli
+from adapters.wsgi import HEALTH_PATH
 from bot import __version__
 from bot.adding.imports import AddProblem, import_reference, is_reference
 from bot.adding.providers import Providers
@@ -28,7 +29,8 @@ from bot.corpus.importing import ImportSummary
 from bot.corpus.library import Library
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
-from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, database_problem
+from bot.memory.pages import ARCHIVE_PREFIX, CALENDAR_PREFIX
+from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAULT_HOST, database_problem, listen_host
 from bot.search.query import Query, QueryError
 from store import Database, resolve_database_url
 from store.database import DEFAULT_URL, DatabaseUrlError, SchemaOutOfDate
@@ -270,18 +272,20 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the chat adapters named (none: every one configured) and the scheduler."""
+    from adapters.config_check import startup_settings
     from adapters.runtime import serve
     from bot.ops.logs import configure
-    from bot.ops.settings import CoreSettings
 
-    core = CoreSettings.from_env(os.environ)  # a bad level or format is a ConfigError here
-    configure(core.log_level, core.log_format)
-    services = open_services(args.database_url)
     platforms = list(dict.fromkeys(args.platforms))
     if args.scheduler_only and platforms:
         print("error: --scheduler-only runs no chat app: name no platform with it", file=sys.stderr)
         return 2
-    return serve(services, platforms, scheduler=not args.no_scheduler, apps=not args.scheduler_only)
+    # Every unusable setting, one line each, before anything is opened or logged.
+    core = startup_settings(os.environ, platforms).core
+    configure(core.log_level, core.log_format)
+    services = open_services(args.database_url)
+    return serve(services, platforms, scheduler=not args.no_scheduler, apps=not args.scheduler_only,
+                 host=args.host)
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -374,7 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", help="import corpus files (format detected from content), or papers by link or "
                                       "id (arXiv, DOI, OpenReview, a page with citation_* tags)")
-    p.add_argument("paths", nargs="+", metavar="PATH|LINK|ID")
+    p.add_argument("paths", nargs="+", metavar="PATH|LINK|ID",
+                   help="a corpus file (JSON Lines, BibTeX, arXiv Atom, OpenReview or listing text: see the corpus "
+                        "formats page), or a paper to fetch: an arXiv id or link (2106.01345), a DOI or doi.org link, "
+                        "an OpenReview forum link, or a paper's page")
     p.add_argument("--collection", help="collection name (default: the file name without extension)")
     p.add_argument("--format", choices=sorted(FORMATS), help="skip detection and read as this format")
     p.set_defaults(func=cmd_import)
@@ -416,13 +423,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "serve",
         help=f"run the {platforms.any_of([c.title for c in chat])} apps and the scheduler (a tick every minute)",
-        description="Run the chat apps and the scheduler until SIGTERM or Ctrl-C. The scheduler posts "
-        "to every platform whose credentials are set, whichever apps this process runs.",
+        description=SERVE_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     # No `choices` here: argparse checks an empty list against them and refuses it.
     p.add_argument("platforms", nargs="*", type=_platform, metavar="PLATFORM",
                    help=f"{platforms.any_of([c.name for c in chat])} (default: every platform configured; "
                         "none configured: the scheduler alone, for console channels)")
+    p.add_argument("--host", type=_host, metavar="ADDRESS",
+                   help=f"the address to listen on for HTTP (default: $PAPERCLUB_HOST, else {DEFAULT_HOST}, every "
+                        "interface; 127.0.0.1: this machine only, behind a proxy)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--no-scheduler", action="store_true",
                       help="no scheduler here (Slack web processes that scale out; one worker schedules)")
@@ -447,15 +456,38 @@ def build_parser() -> argparse.ArgumentParser:
             if platform.name in PLATFORM_BENCHES:
                 PLATFORM_BENCHES[platform.name](actions)
 
-    p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers")
+    p = sub.add_parser("demo", help="import the bundled corpus and show search, a card and similar papers",
+                       description="Import the bundled corpus (ICLR listings, trending papers, a reading list) into "
+                       "the database and run a few commands on a console channel: a search, a paper's card, "
+                       "similar papers, a paper found by its arXiv id, and a paper of the day. Running it again "
+                       "changes nothing it imported. Then try `paperclub console`.")
     p.set_defaults(func=cmd_demo)
 
-    p = sub.add_parser("db", help="database schema")
-    p.add_argument("action", choices=["upgrade", "current"])
+    p = sub.add_parser("db", help="database schema: upgrade it, or show its revision",
+                       description="The database schema (Alembic migrations). A SQLite file is upgraded by every "
+                       "command on first use; PostgreSQL is upgraded with `paperclub db upgrade`, as a release "
+                       "step before new code serves.")
+    p.add_argument("action", choices=["upgrade", "current"],
+                   help="upgrade: apply the migrations not yet applied; current: show the schema's revision and "
+                        "the one this code needs")
     p.set_defaults(func=cmd_db)
     search_cli.add_commands(sub)  # bench, eval
     feed_cli.add_commands(sub)  # feed add|list|remove|refresh
+    describe(parser)
     return parser
+
+
+def describe(parser: argparse.ArgumentParser) -> None:
+    """A subcommand's own --help opens with what it does: its line in the parent's list,
+    when it has no longer description (so a new subcommand needs only its help=)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            listed = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and listed.get(name):
+                    text = listed[name]
+                    sub.description = text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+                describe(sub)
 
 
 def _add_slack_bench(actions: argparse._SubParsersAction) -> None:
@@ -470,6 +502,27 @@ def _add_slack_bench(actions: argparse._SubParsersAction) -> None:
 # registry, because the benchmarks live in adapters.bench, which imports the platform
 # adapters and so must not be imported by them.
 PLATFORM_BENCHES = {"slack": _add_slack_bench}
+
+
+SERVE_DESCRIPTION = f"""\
+Run the chat apps and the scheduler until SIGTERM or Ctrl-C. The scheduler posts to
+every platform whose credentials are set, whichever apps this process runs.
+
+HTTP: on port $PORT (Slack over HTTP: default 3000; otherwise only when PORT is set),
+listening on --host or $PAPERCLUB_HOST (default {DEFAULT_HOST}, every interface).
+  {HEALTH_PATH:<22}health as JSON: 200 when healthy, 503 when not
+  {ARCHIVE_PREFIX + "TOKEN[.bib]":<22}a channel's archive page (or its BibTeX)
+  {CALENDAR_PREFIX + "TOKEN.ics":<22}a channel's meetings as a calendar feed
+  and the Slack app's own requests when Slack runs over HTTP.
+The archive and calendar links (`archive`, `session calendar`) start with
+$PAPERCLUB_PUBLIC_URL. See `paperclub config check` for every setting."""
+
+
+def _host(value: str) -> str:
+    try:
+        return listen_host(value)
+    except ValueError as problem:
+        raise argparse.ArgumentTypeError(str(problem)) from None
 
 
 def _platform(value: str) -> str:

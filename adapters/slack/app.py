@@ -54,6 +54,7 @@ from bot.channels.channels import Channels
 from bot.grammar import split_command
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from bot.ops.logs import drop_expected
+from bot.ops.settings import DEFAULT_HOST
 from bot.messages import Reaction
 
 # `manifest` is here for `paperclub slack manifest`, beside `serve`.
@@ -532,13 +533,15 @@ class SlackServer:
     with `extra` answering other paths such as /healthz), or Socket Mode when
     SLACK_APP_TOKEN is set (development)."""
 
-    def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None):
+    def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None,
+                 address: str = DEFAULT_HOST):
         self.settings = settings
         self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
         self.redraws = Debouncer()
         self.app, clients = build_app(services, settings, self.executor, self.redraws)
         self.delivery = SlackDelivery(clients)
         self.extra = extra or {}
+        self.address = address  # what the HTTP server listens on
         self._server = None
         self._loop: threading.Thread | None = None
         self._socket_mode = None
@@ -564,19 +567,20 @@ class SlackServer:
     def _start_http(self) -> None:
         import waitress
 
-        from adapters.wsgi import route
+        from adapters.wsgi import listening, route
 
         slack = SignedOnly(WholeForms(self.app, EVENTS_PATH), self.settings.signing_secret)
         app = route(slack, self.extra)
+        port = self.settings.port
         try:
             self._server = waitress.create_server(
-                app, host="0.0.0.0", port=self.settings.port, threads=HTTP_THREADS, ident="paperclub"
+                app, host=self.address, port=port, threads=HTTP_THREADS, ident="paperclub"
             )
         except OSError as problem:
-            raise ConfigError(f"PORT={self.settings.port}: cannot listen there ({problem.strerror})") from None
+            raise ConfigError(f"{listening(self.address, port)}: cannot listen there ({problem.strerror})") from None
         self._loop = threading.Thread(target=self._server.run, name="slack-http", daemon=True)
         self._loop.start()
-        log.info("Slack over HTTP on port %d: requests at %s", self.settings.port, EVENTS_PATH)
+        log.info("Slack over HTTP on port %d of %s: requests at %s", port, self.address, EVENTS_PATH)
 
     def stop_accepting(self) -> None:
         """First step of a shutdown: no new requests (the load balancer moves on)."""

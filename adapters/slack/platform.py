@@ -32,7 +32,7 @@ def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
     from adapters.wsgi import os_reason
 
     try:
-        return SlackServer(services, settings, extra=host.routes())
+        return SlackServer(services, settings, extra=host.routes(), address=host.address)
     except OSError as problem:  # the token check (auth.test) found no Slack: URLError is an OSError
         raise ConfigError(f"SLACK_API_URL: cannot reach Slack at {settings.api_url} to check "
                           f"SLACK_BOT_TOKEN ({os_reason(problem)})") from None

@@ -13,6 +13,8 @@ import ipaddress
 import os
 from collections.abc import Callable, Mapping
 
+from bot.ops.settings import AddSettings
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # allowed(address) -> True when paperclub may connect there on a member's behalf.
 AddressPolicy = Callable[[IPAddress], bool]
@@ -35,4 +37,4 @@ def any_address(_address: IPAddress) -> bool:
 def policy_from_env(env: Mapping[str, str] = os.environ) -> AddressPolicy:
     """PAPERCLUB_FETCH_ALLOW_PRIVATE=1 lifts the rule (tests, deployments on a private
     network whose members link to internal pages)."""
-    return any_address if env.get("PAPERCLUB_FETCH_ALLOW_PRIVATE", "").strip() == "1" else public_only
+    return any_address if AddSettings.from_env(env).fetch_allow_private else public_only

@@ -30,11 +30,11 @@ from bot.daily.posts import DailyPosts
 from bot.feature import Feature
 from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply
+from bot.ops.settings import PER_HOUR, AddSettings
 from bot.search.service import SearchService
 from store.models import Paper, PaperExternalId, PaperSource
 
 MESSAGE_PAPERS = 5  # papers one `add` or one message adds at most: a reply stays readable
-PER_HOUR = 20  # papers a member may add (fetch and store) per hour, by default
 # What the buttons under a paper added in chat say (see _card_actions): the command itself.
 ADDED_BUTTON = re.compile(r"(?:nominate|discuss) [0-9]{1,10}")
 FORMAT = "added"  # the format the sources of papers added in chat are stored under
@@ -43,9 +43,8 @@ ADD_HELP = ("Give an arXiv id or link (2106.01345, arxiv.org/abs/...), a DOI or 
 
 
 def per_hour_from_env(env: Mapping[str, str] = os.environ) -> int:
-    """PAPERCLUB_ADD_PER_HOUR (default 20); a value that is not a whole number: the default."""
-    raw = env.get("PAPERCLUB_ADD_PER_HOUR", "").strip()
-    return int(raw) if raw.isdigit() and int(raw) <= 10_000 else PER_HOUR
+    """PAPERCLUB_ADD_PER_HOUR (default 20); ConfigError naming it when it is not a number."""
+    return AddSettings.from_env(env).add_per_hour
 
 
 @dataclass

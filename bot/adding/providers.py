@@ -16,6 +16,7 @@ from bot.adding.web import ChatFetcher, ChatFetchPolicy, FetchFailed
 from bot.corpus import arxiv_atom, identifiers
 from bot.corpus.identifiers import ARXIV, DOI, OPENREVIEW, PAGE
 from bot.corpus.records import CorpusFormatError, PaperRecord
+from bot.ops.settings import AddSettings
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +43,8 @@ class ProviderUrls:
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> ProviderUrls:
         """PAPERCLUB_ARXIV_API_URL, PAPERCLUB_CROSSREF_API_URL, PAPERCLUB_OPENREVIEW_API_URL."""
-        return cls(
-            arxiv=env.get("PAPERCLUB_ARXIV_API_URL", "").strip() or cls.arxiv,
-            crossref=(env.get("PAPERCLUB_CROSSREF_API_URL", "").strip() or cls.crossref).rstrip("/"),
-            openreview=(env.get("PAPERCLUB_OPENREVIEW_API_URL", "").strip() or cls.openreview).rstrip("/"),
-        )
+        settings = AddSettings.from_env(env)
+        return cls(settings.arxiv_api_url, settings.crossref_api_url, settings.openreview_api_url)
 
 
 class Providers:

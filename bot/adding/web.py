@@ -24,6 +24,7 @@ from urllib.parse import urljoin, urlsplit
 
 from bot.adding.addresses import AddressPolicy, public_only
 from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
+from bot.ops.settings import AddSettings
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +44,9 @@ class ChatFetchPolicy:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> ChatFetchPolicy:
-        """PAPERCLUB_ADD_TIMEOUT (seconds, default 5): how long a member waits at most."""
-        raw = env.get("PAPERCLUB_ADD_TIMEOUT", "").strip()
-        try:
-            timeout = float(raw) if raw else cls.timeout
-        except ValueError:
-            timeout = cls.timeout
-        return cls(timeout=timeout if 0 < timeout <= 60 else cls.timeout)
+        """PAPERCLUB_ADD_TIMEOUT (seconds, default 5): how long a member waits at most;
+        ConfigError naming it when it is not a number from above 0 to 60."""
+        return cls(timeout=AddSettings.from_env(env).add_timeout)
 
 
 class FetchFailed(Exception):

@@ -50,29 +50,61 @@ def bibtex(entries: Iterable[Entry], channel: ChannelRef) -> str:
     library = BibLibrary()
     keys: set[str] = set()
     for entry in entries:
-        library.add(BibEntry("misc", _key(entry, keys), _fields(entry, channel)))
+        kind, _ = entry_type(entry.paper)
+        library.add(BibEntry(kind, _key(entry, keys), _fields(entry, channel)))
     return bibtexparser.write_string(library)
+
+
+# A venue that names a conference (or its proceedings, a workshop, a symposium): the paper
+# is an @inproceedings; one that names arXiv is no venue at all; any other is a journal.
+_CONFERENCE = re.compile(
+    r"conference|proceedings|workshop|symposium|neural information processing systems|"
+    r"\b(neurips|nips|iclr|icml|cvpr|iccv|eccv|acl|emnlp|naacl|coling|aaai|ijcai|kdd|sigir|www|colt|"
+    r"aistats|uai|corl|rss|interspeech|icassp|miccai|wacv|bmvc|icra|iros|chi|uist|sigmod|vldb)\b",
+    re.I,
+)
+_PREPRINT_VENUE = re.compile(r"^\s*(arxiv|corr)\b", re.I)
+# An arXiv category (cs.LG, stat.ML, astro-ph.CO, cond-mat.stat-mech): arXiv papers carry
+# their primary one as their first tag.
+_ARXIV_CATEGORY = re.compile(r"^[a-z]+(-[a-z]+)?\.[A-Za-z]+(-[a-z]+)?$")
+
+
+def entry_type(paper) -> tuple[str, str | None]:
+    """The BibTeX entry type for the paper and the field its venue goes in: a conference
+    paper (its venue names one, or it has a track or presentation such as "Poster") is
+    @inproceedings with booktitle, a journal's @article with journal, and a paper with no
+    venue (a preprint: eprint and archivePrefix say where) @misc."""
+    venue = (paper.venue or "").strip()
+    if not venue or _PREPRINT_VENUE.match(venue):
+        return "misc", None
+    if _CONFERENCE.search(venue) or paper.track or paper.presentation:
+        return "inproceedings", "booktitle"
+    return "article", "journal"
 
 
 def _fields(entry: Entry, channel: ChannelRef) -> list[Field]:
     paper = entry.paper
     ids = paper.ids()
+    arxiv = ids.get("arxiv", "")
+    _, venue_field = entry_type(paper)
+    primary = paper.tags[0] if arxiv and paper.tags and _ARXIV_CATEGORY.match(paper.tags[0]) else ""
     values = {
         "title": entry.title,
         "author": " and ".join(paper.authors),
+        venue_field or "": paper.venue or "",
         "year": str(paper.year) if paper.year else "",
-        "howpublished": paper.venue or "",
-        "url": entry.url or "",
         "doi": ids.get("doi", ""),
-        "eprint": ids.get("arxiv", ""),
-        "archiveprefix": "arXiv" if ids.get("arxiv") else "",
+        "url": entry.url or "",
+        "eprint": arxiv,
+        "archiveprefix": "arXiv" if arxiv else "",
+        "primaryclass": primary,
         "abstract": readable(paper.abstract),  # whole: the entry's own is the page's preview
         "note": _posted(entry, channel),
         "annote": "\n\n".join(f"@{n.user}, {n.day:%Y-%m-%d}: {n.text}" for n in entry.notes),
     }
-    raw = ("url", "doi", "eprint")  # identifiers are copied as they are
+    raw = ("url", "doi", "eprint", "primaryclass")  # identifiers are copied as they are
     # bibtexparser's writer encloses each value in braces itself.
-    return [Field(name, _braced(v) if name in raw else _text(v)) for name, v in values.items() if v]
+    return [Field(name, _braced(v) if name in raw else _text(v)) for name, v in values.items() if name and v]
 
 
 def _posted(entry: Entry, channel: ChannelRef) -> str:

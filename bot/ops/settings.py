@@ -12,16 +12,19 @@ directly takes just the values given (as tests do), never the process environmen
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import os
 import re
 from collections.abc import Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_core import PydanticUndefined
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -31,6 +34,7 @@ from pydantic_settings import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from bot.corpus.fetch import FetchPolicy
 from store.database import DEFAULT_URL, mask_url, resolve_database_url, url_secrets
 
 
@@ -148,6 +152,30 @@ def _variables_of(field_name: str, alias: Any) -> list[str]:
     if isinstance(alias, AliasChoices):
         return [choice for choice in alias.choices if isinstance(choice, str)]
     return [field_name]
+
+
+# --- declaring a setting ------------------------------------------------------------------------
+
+
+def setting(default: Any, variable: str | AliasChoices, group: str, unset: str | None = None, **field: Any) -> Any:
+    """A field read from `variable`. `config check` lists it under `group` with what leaving
+    it unset means (`unset`; else the default itself; "": nothing): declaring the field is
+    all it takes for a new setting to be read, checked at start-up and shown."""
+    extra = {"group": group, "unset": unset}
+    return Field(default, validation_alias=variable, json_schema_extra=extra, **field)
+
+
+def declared(settings_cls: type[EnvSettings]) -> list[tuple[str, str, str | None]]:
+    """(group, variable, what unset means) for every variable the class reads, in field order."""
+    rows = []
+    for name, field in settings_cls.model_fields.items():
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        unset = extra.get("unset")
+        if unset is None and field.default not in (None, PydanticUndefined):
+            unset = str(field.default)
+        group = str(extra.get("group") or "Other settings")
+        rows += [(group, variable, unset or None) for variable in _variables_of(name, field.validation_alias)]
+    return rows
 
 
 # --- turning validation errors into ConfigError -------------------------------------------------
@@ -344,24 +372,36 @@ def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
         raise ConfigError(f"PAPERCLUB_PUBLIC_URL: {problem}") from None
 
 
+# config check's groups, in the order it shows them.
+DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
+LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
+FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
+DEFAULT_HOST = "0.0.0.0"  # every interface, as hosts that route to $PORT expect
+
+
 class CoreSettings(EnvSettings):
     """What every paperclub process needs, whatever the platform."""
 
     # The URL SQLAlchemy uses (after the postgres:// rewrite); its password is a secret:
     # left out of repr, shown through `database_shown`.
-    database_url: str = Field(
-        DEFAULT_URL,
-        validation_alias=AliasChoices("PAPERCLUB_DATABASE_URL", "DATABASE_URL"),
-        repr=False,
+    database_url: str = setting(
+        DEFAULT_URL, AliasChoices("PAPERCLUB_DATABASE_URL", "DATABASE_URL"), DATABASE, unset="", repr=False
     )
-    catchup: timedelta = Field(DEFAULT_GRACE, validation_alias="PAPERCLUB_CATCHUP")
-    tick_seconds: int = Field(DEFAULT_TICK_SECONDS, validation_alias="PAPERCLUB_TICK_SECONDS")
-    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
-        "INFO", validation_alias="PAPERCLUB_LOG_LEVEL"
-    )
-    log_format: Literal["text", "json"] = Field("text", validation_alias="PAPERCLUB_LOG_FORMAT")
+    catchup: timedelta = setting(DEFAULT_GRACE, "PAPERCLUB_CATCHUP", SCHEDULER,
+                                 unset=f"{int(DEFAULT_GRACE.total_seconds()) // 3600}h")
+    tick_seconds: int = setting(DEFAULT_TICK_SECONDS, "PAPERCLUB_TICK_SECONDS", SCHEDULER,
+                                unset=f"{DEFAULT_TICK_SECONDS} seconds")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = setting("INFO", "PAPERCLUB_LOG_LEVEL", LOGGING)
+    log_format: Literal["text", "json"] = setting("text", "PAPERCLUB_LOG_FORMAT", LOGGING)
     # Where the archive page and the calendar feed are reached (bot/memory); None: no links.
-    public_url: str | None = Field(None, validation_alias="PAPERCLUB_PUBLIC_URL")
+    public_url: str | None = setting(None, "PAPERCLUB_PUBLIC_URL", LINKS,
+                                     unset="none: `archive` and `session calendar` give no links")
+    # The address `paperclub serve` listens on ($PORT: Slack over HTTP, /healthz, the pages).
+    host: str = setting(DEFAULT_HOST, "PAPERCLUB_HOST", SERVING,
+                        unset=f"{DEFAULT_HOST}, every interface (127.0.0.1: this machine only)")
+    # Read by bot.search.files (below this layer): declared here to be checked and shown.
+    index_dir: Path | None = setting(None, "PAPERCLUB_INDEX_DIR", INDEX,
+                                     unset="beside a SQLite file; a per-user cache directory for a server database")
 
     @property
     def database_shown(self) -> str:
@@ -417,3 +457,142 @@ class CoreSettings(EnvSettings):
                 raise ValueError(f"{value!r} is not a log format: use text or json")
             return fmt
         return value
+
+    @field_validator("host", mode="before")
+    @classmethod
+    def _host(cls, value: Any) -> Any:
+        return listen_host(value) if isinstance(value, str) else value
+
+    @field_validator("index_dir", mode="before")
+    @classmethod
+    def _index_dir(cls, value: Any) -> Any:
+        if isinstance(value, str) and Path(value).exists() and not Path(value).is_dir():
+            raise ValueError(f"{value!r} is a file: give a directory (it is created when missing)")
+        return value
+
+
+_HOST_NAME = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*$")
+
+
+def listen_host(raw: str) -> str:
+    """PAPERCLUB_HOST or `serve --host`: an IP address or a host name to listen on;
+    ValueError saying what to give otherwise."""
+    text = raw.strip()
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    if len(text) <= 253 and _HOST_NAME.match(text):
+        return text
+    raise ValueError(f"{raw!r} is not an IP address or host name: use e.g. 127.0.0.1 (this machine only) "
+                     f"or {DEFAULT_HOST} (every interface)")
+
+
+# --- feeds and adding papers ---------------------------------------------------------------------
+
+
+def _whole_at_least_one(variable: str, value: Any) -> Any:
+    if isinstance(value, str) and (not value.strip().isdigit() or int(value) < 1):
+        raise ValueError(f"{variable}={value!r}: give a whole number of at least 1")
+    return value
+
+
+class FeedSettings(EnvSettings):
+    """The scheduled corpus feeds (bot.corpus.fetch.FetchPolicy reads the same variables
+    where it runs; this is what start-up checks and `config check` shows)."""
+
+    page_size: int = setting(FetchPolicy.page_size, "PAPERCLUB_FEED_PAGE_SIZE", FEEDS,
+                             unset=f"{FetchPolicy.page_size} entries per arXiv API request")
+    max_entries: int = setting(FetchPolicy.max_entries, "PAPERCLUB_FEED_MAX_ENTRIES", FEEDS,
+                               unset=f"{FetchPolicy.max_entries} entries per refresh")
+    contact: str | None = setting(None, "PAPERCLUB_FEED_CONTACT", FEEDS, unset="none in the User-Agent")
+
+    @field_validator("page_size", mode="before")
+    @classmethod
+    def _page_size(cls, value: Any) -> Any:
+        return _whole_at_least_one("PAPERCLUB_FEED_PAGE_SIZE", value)
+
+    @field_validator("max_entries", mode="before")
+    @classmethod
+    def _max_entries(cls, value: Any) -> Any:
+        return _whole_at_least_one("PAPERCLUB_FEED_MAX_ENTRIES", value)
+
+
+PER_HOUR = 20  # papers a member may add (fetch and store) per hour, by default
+PER_HOUR_MAX = 10_000
+ADD_TIMEOUT = 5.0  # seconds a member waits at most
+ADD_TIMEOUT_MAX = 60.0
+
+
+def http_url(raw: str) -> str:
+    """An http(s) URL with a host, or ValueError."""
+    parts = urlsplit(raw.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in raw.strip()):
+        raise ValueError(f"{raw!r} is not an http(s) URL with a host")
+    return raw.strip()
+
+
+class AddSettings(EnvSettings):
+    """`add` and `paperclub import LINK`: where papers are fetched from, and the limits."""
+
+    arxiv_api_url: str = setting("https://export.arxiv.org/api/query", "PAPERCLUB_ARXIV_API_URL", ADDING)
+    crossref_api_url: str = setting("https://api.crossref.org", "PAPERCLUB_CROSSREF_API_URL", ADDING)
+    openreview_api_url: str = setting("https://api2.openreview.net", "PAPERCLUB_OPENREVIEW_API_URL", ADDING)
+    fetch_allow_private: bool = setting(
+        False, "PAPERCLUB_FETCH_ALLOW_PRIVATE", ADDING,
+        unset="members' links may name public addresses only (1: private ones too)",
+    )
+    add_per_hour: int = setting(PER_HOUR, "PAPERCLUB_ADD_PER_HOUR", ADDING,
+                                unset=f"{PER_HOUR} papers a member may add per hour")
+    add_timeout: float = setting(ADD_TIMEOUT, "PAPERCLUB_ADD_TIMEOUT", ADDING,
+                                 unset=f"{ADD_TIMEOUT:g} seconds a member waits at most")
+
+    @field_validator("arxiv_api_url", "crossref_api_url", "openreview_api_url", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        return http_url(value) if isinstance(value, str) else value
+
+    @field_validator("crossref_api_url", "openreview_api_url", mode="after")
+    @classmethod
+    def _base(cls, value: str) -> str:
+        return value.rstrip("/")  # paths are appended to these
+
+    @field_validator("fetch_allow_private", mode="before")
+    @classmethod
+    def _allow_private(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value.strip() not in ("0", "1"):
+                raise ValueError(f"{value!r} is not 0 or 1 (1: members' links may name private addresses)")
+            return value.strip() == "1"
+        return value
+
+    @field_validator("add_per_hour", mode="before")
+    @classmethod
+    def _per_hour(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if not value.strip().isdigit():
+                raise ValueError(f"{value!r} is not a whole number of papers")
+            value = int(value)
+        if isinstance(value, int) and not 0 <= value <= PER_HOUR_MAX:
+            raise ValueError(f"{value} is out of range: use 0 to {PER_HOUR_MAX}")
+        return value
+
+    @field_validator("add_timeout", mode="before")
+    @classmethod
+    def _timeout(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                number = float(value)
+            except ValueError:
+                number = math.nan
+            if not math.isfinite(number):
+                raise ValueError(f"{value!r} is not a number of seconds")
+            value = number
+        if isinstance(value, (int, float)) and not 0 < value <= ADD_TIMEOUT_MAX:
+            raise ValueError(f"{value:g} seconds is out of range: use more than 0, up to {ADD_TIMEOUT_MAX:g}")
+        return value
+
+
+# Every setting that is not a chat platform's (those come from adapters/platforms.py), in
+# the order `config check` shows them.
+SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings)

@@ -46,7 +46,7 @@ def test_only_public_addresses_pass(address, allowed):
 
 def test_the_environment_may_lift_the_address_rule():
     assert policy_from_env({"PAPERCLUB_FETCH_ALLOW_PRIVATE": "1"}) is any_address
-    assert policy_from_env({"PAPERCLUB_FETCH_ALLOW_PRIVATE": "yes"}) is public_only
+    assert policy_from_env({"PAPERCLUB_FETCH_ALLOW_PRIVATE": "0"}) is public_only
     assert policy_from_env({}) is public_only
 
 

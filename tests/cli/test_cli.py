@@ -107,6 +107,17 @@ def test_serve_refuses_a_bad_setting_before_starting_anything(tmp_path):
         "(postgresql://USER:PASSWORD@HOST:5432/NAME or sqlite:///paperclub.db)")
 
 
+def test_an_adding_setting_that_is_not_a_number_stops_serve(tmp_path):
+    """Finding 8: PAPERCLUB_ADD_PER_HOUR=abc used to become 20 without a word."""
+    env = {**_own_settings_removed(), "PAPERCLUB_ADD_PER_HOUR": "abc", "PAPERCLUB_ADD_TIMEOUT": "soon"}
+    said = ("error: PAPERCLUB_ADD_PER_HOUR: 'abc' is not a whole number of papers\n"
+            "error: PAPERCLUB_ADD_TIMEOUT: 'soon' is not a number of seconds")
+    served = paperclub("serve", cwd=tmp_path, env=env)
+    assert (served.returncode, served.stderr.strip()) == (1, said)
+    assert not (tmp_path / "paperclub.db").exists()  # refused before opening anything
+    # config check names them too: tests/ops/test_settings_listed.py
+
+
 def test_serve_with_nothing_to_run_says_so(tmp_path):
     result = paperclub("serve", "--no-scheduler", cwd=tmp_path, env=_own_settings_removed())
     assert result.returncode == 1

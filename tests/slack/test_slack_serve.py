@@ -104,6 +104,27 @@ def test_with_an_app_token_serve_takes_socket_mode(monkeypatch, seeded_copy):
     services.db.dispose()
 
 
+def test_slack_over_http_listens_on_the_address_it_is_given(seeded_copy):
+    """PAPERCLUB_HOST / serve --host reach Slack's HTTP server too (it listened on 0.0.0.0 hard-coded)."""
+    import socket
+
+    from tests.processes import free_port
+
+    services = build_services(seeded_copy)
+    with FakeSlack() as slack:
+        settings = SlackSettings.from_env({"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+                                           "SLACK_API_URL": slack.api_url, "PORT": str(free_port())})
+        server = SlackServer(services, settings, address="127.0.0.1")
+        server.start()
+        try:
+            socket.create_connection(("127.0.0.1", settings.port), timeout=5).close()
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection(("127.0.0.2", settings.port), timeout=5)
+        finally:
+            server.stop(1.0)
+    services.db.dispose()
+
+
 # --- settings ------------------------------------------------------------------------------------
 
 
