@@ -5,6 +5,7 @@ in processes that run no Slack HTTP (a Discord worker with $PORT)."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -14,6 +15,9 @@ from bot.ops.settings import DEFAULT_HOST
 
 WSGIApp = Callable[[dict, Callable], Any]
 HEALTH_PATH = "/healthz"
+MAX_QUERY_FIELDS = 20  # the pages read one (the archive's search, q)
+
+log = logging.getLogger(__name__)
 
 
 def listening(address: str, port: int) -> str:
@@ -52,7 +56,10 @@ def pages_endpoint(answer: Callable[[str, dict[str, str]], Any]) -> WSGIApp:
         if method not in ("GET", "HEAD"):
             start_response("405 Method Not Allowed", [("Allow", "GET, HEAD"), ("Content-Length", "0")])
             return [b""]
-        query = {k: v[0] for k, v in parse_qs(environ.get("QUERY_STRING", ""), max_num_fields=20).items()}
+        query = _query(environ.get("QUERY_STRING", ""))
+        if query is None:
+            log.info("refused a request to %s: more than %d query fields (400)", _prefix(environ), MAX_QUERY_FIELDS)
+            return bad_request(environ, start_response)
         page = answer(_path_text(environ.get("PATH_INFO", "")), query)
         if page.status == 404:
             return not_found(environ, start_response)
@@ -60,6 +67,20 @@ def pages_endpoint(answer: Callable[[str, dict[str, str]], Any]) -> WSGIApp:
         return [page.body] if method == "GET" else [b""]
 
     return app
+
+
+def _query(raw: str) -> dict[str, str] | None:
+    """The query's fields (the first of each name), or None past MAX_QUERY_FIELDS: no page
+    takes more than one, and parse_qs would otherwise read any number."""
+    try:
+        return {k: v[0] for k, v in parse_qs(raw, max_num_fields=MAX_QUERY_FIELDS).items()}
+    except ValueError:  # "Max number of fields exceeded"
+        return None
+
+
+def _prefix(environ: dict) -> str:
+    """The path's first segment, for a log line: never the token after it."""
+    return "/" + environ.get("PATH_INFO", "").lstrip("/").split("/", 1)[0] + "/..."
 
 
 def _path_text(path: str) -> str:
@@ -88,6 +109,11 @@ def json_endpoint(report: Callable[[], tuple[bool, dict]]) -> WSGIApp:
         return [body] if environ["REQUEST_METHOD"] == "GET" else [b""]
 
     return app
+
+
+def bad_request(_environ: dict, start_response: Callable) -> list[bytes]:
+    start_response("400 Bad Request", [("Content-Type", "text/plain"), ("Content-Length", "11")])
+    return [b"bad request"]
 
 
 def not_found(_environ: dict, start_response: Callable) -> list[bytes]:

@@ -123,13 +123,19 @@ class DeliveryRefused(Exception):
 class Reaction:
     """A member put an emoji on a message, or took it off (`added` False). `message_ref`
     is the message's reference in the form the adapter stores for posts (Slack's ts,
-    Discord's "channel_id/message_id"); `channel` the channel the post belongs to."""
+    Discord's "channel_id/message_id"); `channel` the channel the post belongs to.
+
+    `order`: when the platform says the event happened, in microseconds since the epoch
+    (Slack's event_ts; Discord's time of receipt, in gateway order). Events are handled in
+    parallel, so an event older than one already applied for the same emoji is ignored;
+    None: applied as handled."""
 
     channel: ChannelRef
     user: UserRef
     message_ref: str
     emoji: str
     added: bool
+    order: int | None = None
 
 
 # deliver(channel, reply) posts the reply and returns the platform's message reference.

@@ -340,17 +340,32 @@ def reaction_event(
     channel: str = "C0READING",
     added: bool = True,
     author: str = BOT_USER,
+    event_ts: str | None = None,
 ) -> dict:
     """A reaction_added (or reaction_removed) event on a message, as the Events API
-    sends it inside `event_callback`; `author` is the message's (`item_user`)."""
+    sends it inside `event_callback`; `author` is the message's (`item_user`). `event_ts`
+    is when it happened: by default now, later than every event made before it, as
+    Slack's are for one member's reactions."""
     return {
         "type": "reaction_added" if added else "reaction_removed",
         "user": user,
         "reaction": reaction,
         "item_user": author,
         "item": {"type": "message", "channel": channel, "ts": message_ts},
-        "event_ts": f"{int(time.time())}.000100",
+        "event_ts": event_ts or _event_ts(),
     }
+
+
+_last_event_ts = [0]
+_event_ts_lock = threading.Lock()
+
+
+def _event_ts() -> str:
+    """Now as Slack writes an event's time ("seconds.microseconds"), each one later."""
+    with _event_ts_lock:
+        _last_event_ts[0] = max(_last_event_ts[0] + 1, time.time_ns() // 1000)
+        micros = _last_event_ts[0]
+    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
 
 
 def message_shortcut(

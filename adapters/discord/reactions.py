@@ -2,6 +2,12 @@
 default intents; no message content is needed) become `Reaction`s for the core, and a
 post whose tally changed is redrawn once per burst (adapters/debounce.py).
 
+Raw reaction events carry no time, and each is counted on a worker thread, so a remove
+could be counted before its add. The gateway delivers one shard's events in order, and
+discord.py starts their handlers in that order on the loop: each event is stamped there,
+before anything waits (`ReceiptOrder`), and the core applies a member's events on a post
+by that stamp. A guild's events all come through one shard, so one process.
+
 A post's reference is "channel_id/message_id" (adapters/discord/messages.py), where the
 channel is the one the message is in: a `next` answered inside a thread lives in that
 thread, while the post belongs to the thread's parent channel, as the command did.
@@ -11,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 import discord
@@ -29,6 +37,21 @@ def loop_timer(delay: float, callback: Any) -> Timer:
     return asyncio.get_running_loop().call_later(delay, callback)
 
 
+class ReceiptOrder:
+    """The time an event came, in microseconds since the epoch, each stamp later than the
+    one before (a clock step back, or two events in one microsecond). Used on the event
+    loop only. Microseconds of wall time, as Slack's event_ts: stamps stay ordered across
+    a restart of the process."""
+
+    def __init__(self, clock: Callable[[], int] = time.time_ns):
+        self.clock = clock
+        self.last = 0
+
+    def stamp(self) -> int:
+        self.last = max(self.last + 1, self.clock() // 1000)
+        return self.last
+
+
 class ReactionVotes:
     """`on_raw_reaction_add` / `on_raw_reaction_remove` as votes."""
 
@@ -40,8 +63,10 @@ class ReactionVotes:
         self.redraws = redraws
         self.channels = channels or client
         self._redrawing: set[asyncio.Task] = set()  # kept until done (the loop holds tasks weakly)
+        self.order = ReceiptOrder()
 
     async def __call__(self, payload: discord.RawReactionActionEvent) -> None:
+        order = self.order.stamp()  # before any await: the gateway's order
         me = self.client.user
         if payload.guild_id is None or me is None or payload.user_id == me.id:
             return
@@ -54,6 +79,7 @@ class ReactionVotes:
             f"{payload.channel_id}/{payload.message_id}",
             str(payload.emoji),  # Unicode, or <:name:id> for a custom emoji
             payload.event_type == "REACTION_ADD",
+            order,
         )
         try:
             post_id = await asyncio.to_thread(self.core.react, reaction)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
@@ -104,6 +105,7 @@ GONE_FOR_GOOD = frozenset({
 })
 _ACTION_ID = re.compile("^" + re.escape(ACTION_ID_PREFIX) + r"\d+$")
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>")
+_EVENT_TS = re.compile(r"([0-9]{1,12})\.([0-9]{1,9})")
 
 
 def web_client(api_url: str, token: str | None = None) -> WebClient:
@@ -123,6 +125,17 @@ def command_text(raw: str) -> str:
     <url|label>; mentions (<@U123|name>) are left as they are: the core reads them."""
     text = _LINK.sub(lambda link: link.group(1), raw)
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def event_order(event_ts: object) -> int:
+    """An event's `event_ts` ("1700000000.000100", when it happened) in microseconds since
+    the epoch: the order the core applies reactions in. An event without a readable one
+    (Slack always sends it) is ordered by the time it came."""
+    found = _EVENT_TS.fullmatch(event_ts) if isinstance(event_ts, str) else None
+    if found is None:
+        return time.time_ns() // 1000
+    seconds, fraction = found.groups()
+    return int(seconds) * 1_000_000 + int(fraction.ljust(6, "0")[:6])
 
 
 # --- the listeners --------------------------------------------------------------------------
@@ -198,7 +211,9 @@ class SlackListeners:
         """reaction_added / reaction_removed: a vote when the message is one of the
         channel's posts and the emoji one of the channel's; the post is redrawn once per
         burst. Reactions on other people's messages and the bot's own are ignored before
-        any query (`item_user` is the message's author)."""
+        any query (`item_user` is the message's author). Bolt runs events on parallel
+        threads, so the event's `event_ts` goes with it: the core ignores one older than
+        an event it has applied for that emoji (a remove handled before its add)."""
         item, user = event.get("item"), event.get("user")
         if not isinstance(item, dict) or item.get("type") != "message" or not isinstance(user, str):
             return
@@ -209,7 +224,8 @@ class SlackListeners:
         if bot and event.get("item_user") not in (None, bot):
             return
         reaction = Reaction(_channel(context, channel_id), UserRef(PLATFORM, user), ts,
-                            str(event.get("reaction", "")), event.get("type") == "reaction_added")
+                            str(event.get("reaction", "")), event.get("type") == "reaction_added",
+                            event_order(event.get("event_ts")))
         try:
             post_id = self.core.react(reaction)
         except DATABASE_UNAVAILABLE as problem:  # the member's reaction stays; the vote is lost

@@ -30,6 +30,16 @@ from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_bolt.middleware import Middleware
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
+from slack_bolt.request.payload_utils import (
+    to_action,
+    to_command,
+    to_event,
+    to_message,
+    to_options,
+    to_shortcut,
+    to_step,
+    to_view,
+)
 from slack_bolt.response import BoltResponse
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.socket_mode.request import SocketModeRequest
@@ -147,6 +157,7 @@ def malformed(payload: Any) -> str | None:
     return (
         _list_problem(payload, "authorizations")
         or _list_problem(payload, "actions")
+        or _bolt_reading_problem(payload)
         or _event_problem(payload)
         or _command_problem(payload)
         or _click_problem(payload)
@@ -165,6 +176,27 @@ def _list_problem(payload: dict, key: str) -> str | None:
     for item in items:
         if any(not isinstance(item.get(field, ""), str) for field in ("action_id", "value")):
             return f"an item of `{key}` has a field that is not a string"
+    return None
+
+
+# What bolt reads from every payload before any listener runs (the arguments it offers
+# listeners and middleware): each indexes the keys its payload type should have.
+_BOLT_READERS = (to_options, to_shortcut, to_action, to_view, to_command, to_event, to_message, to_step)
+
+
+def _bolt_reading_problem(payload: dict) -> str | None:
+    """A payload of a known type without what bolt reads from it: a view_submission
+    whose view has no `type`, a workflow_step_edit without its `workflow_step`, an
+    interactive_message without actions, a click whose action has no `action_id` (which
+    bolt's action matcher indexes)."""
+    kind = payload.get("type")
+    try:
+        for reader in _BOLT_READERS:
+            reader(payload)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return f"a `{kind}` payload without the fields bolt reads"
+    if kind == "block_actions" and not isinstance((payload.get("actions") or [{}])[0].get("action_id"), str):
+        return "a click whose action has no `action_id`"
     return None
 
 

@@ -10,19 +10,24 @@ channel's setting made on one platform matches the reactions of any.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from datetime import datetime
 
 import emoji as emoji_data
-from sqlalchemy import delete, select
+from sqlalchemy import delete, or_, select, true
+from sqlalchemy.orm import Session
 
 from bot.channels.channels import Channels, ChannelSettings
 from bot.feature import Feature
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import ChannelRef, Incoming, Reaction, Reply
-from bot.votes.votes import Votes
-from store.models import Channel, Post, PostVote
+from bot.votes.votes import Votes, record_vote
+from store.database import upsert_insert
+from store.models import Channel, Post, PostVote, ReactionMark
+
+log = logging.getLogger(__name__)
 
 KINDS = ("up", "down", "read")  # in the order a channel's three emoji are given
 DEFAULT_EMOJI = ("👍", "👎", "✅")
@@ -68,6 +73,31 @@ def reaction_key(text: str) -> str | None:
 
 def _bare(unicode: str) -> str:
     return _MODIFIERS.sub("", unicode)
+
+
+def _mark(session: Session, post_id: int, user_id: str, kind: str, added: bool,
+          order: int | None) -> ReactionMark | None:
+    """Record the event as the newest of its kind for the member on the post, unless an
+    event as new or newer is recorded (a retry, or an event handled late): then None.
+    An event without an order is applied as it comes."""
+    seen = getattr(ReactionMark, f"{kind}_order")
+    values: dict = {f"{kind}_on": added}
+    if order is not None:
+        values[f"{kind}_order"] = order
+    statement = upsert_insert(session, ReactionMark).values(post_id=post_id, user_id=user_id, **values)
+    newer = true() if order is None else or_(seen.is_(None), seen < order)
+    # RETURNING, not rowcount: SQLite's rowcount counts an upsert whose WHERE said no.
+    return session.scalar(statement.on_conflict_do_update(
+        index_elements=["post_id", "user_id"], set_=values, where=newer).returning(ReactionMark))
+
+
+def _showing(mark: ReactionMark, kind: str, added: bool, ordered: bool) -> str | None:
+    """The emoji of the kind's slot the member has on the post now: of those on, the one
+    put on last; for an event without an order, the one just put on."""
+    if added and not ordered:
+        return kind
+    on = [k for k in KINDS if SLOTS[k] == SLOTS[kind] and getattr(mark, f"{k}_on")]
+    return max(on, key=lambda k: getattr(mark, f"{k}_order") or -1, default=None)
 
 
 def split_emoji(args: str) -> list[str]:
@@ -118,7 +148,15 @@ class Reactions(Feature):
             return None
         kind = KINDS[keys.index(key)]
         user = reaction.user.user_id
-        changed = self._add(post_id, user, kind) if reaction.added else self._remove(post_id, user, kind)
+        # One transaction: the event's mark, then the vote. Updating the mark locks the
+        # member's row on this post, so their other events wait for this one to commit.
+        with self.channels.db.session() as session:
+            mark = _mark(session, post_id, user, kind, reaction.added, reaction.order)
+            if mark is None:
+                log.info("a reaction event older than one already applied was ignored (post %d)", post_id)
+                return None
+            showing = _showing(mark, kind, reaction.added, reaction.order is not None)
+            changed = self._apply(session, post_id, user, kind, reaction.added, showing)
         return post_id if changed else None
 
     def _post(self, ref: ChannelRef, message_ref: str) -> tuple[int, str | None] | None:
@@ -132,23 +170,29 @@ class Reactions(Feature):
             ).first()
         return None if row is None else (row[0], row[1])
 
-    def _add(self, post_id: int, user_id: str, kind: str) -> bool:
-        with self.channels.db.session() as session:
-            current = session.scalar(select(PostVote.value).where(
-                PostVote.post_id == post_id, PostVote.user_id == user_id, PostVote.slot == SLOTS[kind]))
-        if current == kind:  # the member's vote already (a button, or the same reaction twice)
+    def _apply(self, session: Session, post_id: int, user_id: str, kind: str, added: bool,
+               showing: str | None) -> bool:
+        """The member's vote in the kind's slot after the event; True when it changed.
+        Putting 👍 on votes "want to discuss" unless a newer 👎 is still on. Taking 👍 off
+        withdraws "want to discuss" only while that is the member's vote (one who
+        changed to 👎 since, by reaction or button, keeps 👎), and falls back on the
+        newest other emoji of the slot still on."""
+        slot = SLOTS[kind]
+        current = session.scalar(select(PostVote.value).where(
+            PostVote.post_id == post_id, PostVote.user_id == user_id, PostVote.slot == slot))
+        if added:
+            if showing != kind or current == kind:  # a newer emoji wins, or the vote is this one already
+                return False
+            record_vote(session, post_id, user_id, kind, self.clock())
+            return True
+        if current != kind:
             return False
-        self.votes.vote(post_id, user_id, kind, self.clock())
+        if showing is None:
+            session.execute(delete(PostVote).where(
+                PostVote.post_id == post_id, PostVote.user_id == user_id, PostVote.slot == slot))
+        else:
+            record_vote(session, post_id, user_id, showing, self.clock())
         return True
-
-    def _remove(self, post_id: int, user_id: str, kind: str) -> bool:
-        """Taking 👍 off withdraws "want to discuss" only while that is the member's vote:
-        one who changed to 👎 since keeps 👎."""
-        with self.channels.db.session() as session:
-            return bool(session.execute(delete(PostVote).where(
-                PostVote.post_id == post_id, PostVote.user_id == user_id, PostVote.slot == SLOTS[kind],
-                PostVote.value == kind,
-            )).rowcount)
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         return [describe(channel.reactions)]

@@ -52,12 +52,7 @@ class Votes:
     def vote(self, post_id: int, user_id: str, value: str, now: datetime) -> Tally:
         """Record `value` (up, down, read, none) for the member; returns the new tally."""
         with self.db.session() as session:
-            if value == "none":
-                session.execute(delete(PostVote).where(PostVote.post_id == post_id, PostVote.user_id == user_id))
-            else:
-                slot = "read" if value == "read" else "opinion"
-                _upsert(session, {"post_id": post_id, "user_id": user_id, "slot": slot, "value": value,
-                                  "created_at": now, "updated_at": now})
+            record_vote(session, post_id, user_id, value, now)
         return self.tallies([post_id])[post_id]
 
     def tallies(self, post_ids: list[int]) -> dict[int, Tally]:
@@ -123,6 +118,16 @@ class Votes:
                 .order_by(func.count().desc(), PostVote.user_id)
             ).all()
         return {"posts": posts or 0, "votes": sum(c for _, c in rows), "voters": len(rows), "top_voters": rows[:5]}
+
+
+def record_vote(session: Session, post_id: int, user_id: str, value: str, now: datetime) -> None:
+    """`vote` inside the caller's transaction (reactions check their order in the same one)."""
+    if value == "none":
+        session.execute(delete(PostVote).where(PostVote.post_id == post_id, PostVote.user_id == user_id))
+    else:
+        slot = "read" if value == "read" else "opinion"
+        _upsert(session, {"post_id": post_id, "user_id": user_id, "slot": slot, "value": value,
+                          "created_at": now, "updated_at": now})
 
 
 def _latest(pairs: list) -> tuple[int, ...]:

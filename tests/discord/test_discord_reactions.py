@@ -14,6 +14,7 @@ The paper providers are the fakes of tests/adding/fake_providers.py.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -23,6 +24,7 @@ import pytest
 
 from adapters.discord.app import PaperClubClient
 from adapters.discord.commands import message_text
+from adapters.discord.reactions import ReceiptOrder
 from adapters.discord.views import VoteButton
 from bot.messages import Incoming
 from store.models import Nomination, Post
@@ -134,6 +136,65 @@ def test_reactions_over_the_gateway_vote_and_a_burst_is_one_edit(fake, services)
     assert second.payload["content"].splitlines()[-1].endswith("👍 1 · 👎 0 · read 1")
     assert fake.messages[0].custom_ids() == post.custom_ids()  # the buttons stay
     assert fake.unhandled == []
+
+
+def removes_counted_first(services) -> list:
+    """The core counts each member's remove before their add, though the gateway sent the
+    add first: an add waits in its worker thread until the remove that followed it has
+    been counted (the adapter hands each event to a thread of its own)."""
+    removed: dict[str, threading.Event] = {}
+    answered: list = []
+    react = services.core.react
+
+    def in_reverse(reaction):
+        gate = removed.setdefault(reaction.user.user_id, threading.Event())
+        if reaction.added:
+            assert gate.wait(WAIT_SECONDS), "the remove never came"
+        post_id = react(reaction)
+        answered.append((reaction, post_id))
+        if not reaction.added:
+            gate.set()
+        return post_id
+
+    services.core.react = in_reverse
+    return answered
+
+
+def test_a_reaction_removed_before_its_add_is_counted_leaves_no_vote(fake, services):
+    """Twenty members put 👍 on and take it off again; each remove is counted before its
+    add: no vote stays, and nothing is redrawn. Twenty more in the usual order count."""
+    schedule_daily(services)
+
+    async def scenario():
+        client = client_for(services)
+        as_usual = services.core.react
+        answered = removes_counted_first(services)
+        async with connected(client):
+            await tick(services, client)
+            (post,) = fake.messages
+            post_id = int(post.custom_ids()[0].split()[1])
+            for n in range(20):
+                await react(fake, 1_100_000_000_000_001_000 + n, CHANNEL_ID, post.id, "👍")
+                await react(fake, 1_100_000_000_000_001_000 + n, CHANNEL_ID, post.id, "👍", added=False)
+                await until(lambda: len(answered) == 2 * (n + 1))
+            order = [(r.user.user_id, r.added) for r, _ in answered]
+            assert order[:2] == [("1100000000000001000", False), ("1100000000000001000", True)]
+            assert tally(services, post_id) == (0, 0, 0) and client.redraws.pending() == []
+            services.core.react = as_usual
+            for n in range(20):
+                await react(fake, 1_100_000_000_000_002_000 + n, CHANNEL_ID, post.id, "👍")
+            await counted(client, services, post_id, (20, 0, 0))
+            return [changed for _, changed in answered]
+
+    changed = asyncio.run(scenario())
+    assert changed == [None] * 40  # neither the early remove nor the late add changed a vote
+    assert fake.unhandled == []
+
+
+def test_receipt_stamps_keep_the_order_events_came_in_even_when_the_clock_steps_back():
+    times = iter([5_000_000, 5_000_000, 4_000_000, 9_000_000])
+    order = ReceiptOrder(lambda: next(times))
+    assert [order.stamp() for _ in range(4)] == [5_000, 5_001, 5_002, 9_000]
 
 
 def test_a_post_in_a_thread_counts_reactions_for_its_parent_channel(fake, services):

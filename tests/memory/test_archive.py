@@ -126,6 +126,22 @@ def test_wrong_revoked_and_malformed_tokens_are_the_same_plain_404(scene, server
     assert status in (200, 503) and headers["Content-Type"] == "application/json"  # still there
 
 
+def test_too_many_query_fields_are_a_400_and_other_methods_a_405_never_a_500(scene, server, caplog):
+    token = archive_token(scene)
+    twenty = "&".join(f"f{n}=x" for n in range(19)) + "&q=graph"
+    assert get(f"{server}/archive/{token}?{twenty}")[0] == 200
+    for path in (f"/archive/{token}", f"/archive/{token}.bib", "/calendar/x.ics", "/archive/x"):
+        for query in (twenty + "&f20=x", "&".join(["q=a"] * 21), "&".join(f"f{n}" for n in range(5000))):
+            status, _, body = get(f"{server}{path}?{query}")
+            assert (status, body) == (400, b"bad request"), path
+    assert all(token not in r.getMessage() for r in caplog.records)  # the log names the route, not the token
+    for method in ("POST", "PUT", "DELETE", "OPTIONS"):
+        request = urllib.request.Request(f"{server}/archive/{token}", method=method, data=b"")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 405, method
+
+
 def test_search_finds_what_the_channel_has_seen_including_its_notes(scene, server):
     token = archive_token(scene)
     found = " ".join(parsed(get(f"{server}/archive/{token}?q=okapi+ablation")[2]).parts)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 import pytest
 from slack_bolt.request import BoltRequest
@@ -74,6 +74,10 @@ def test_unsigned_junk_gets_401_and_one_line_not_a_500(edge, slack, services, ca
         assert session.scalar(select(func.count()).select_from(SeenRequest)) == 0
 
 
+def _form(payload: dict) -> bytes:
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
 SIGNED_BUT_MALFORMED = [
     pytest.param(b"payload=[]", "application/x-www-form-urlencoded", id="payload-list"),
     pytest.param(b"payload={x", "application/x-www-form-urlencoded", id="payload-junk"),
@@ -92,6 +96,18 @@ SIGNED_BUT_MALFORMED = [
                  id="command-without-user"),
     pytest.param(b'payload={"type": "block_actions", "user": "U0X", "actions": [{"action_id": "paperclub_action_0"}]}',
                  "application/x-www-form-urlencoded", id="click-user-a-string"),
+    # Shapes bolt itself cannot read (they answered 500 with a traceback).
+    pytest.param(_form({"type": "block_actions", "user": {"id": "U0X"}, "channel": {"id": "C0X"}, "actions": [{}]}),
+                 "application/x-www-form-urlencoded", id="click-action-empty"),
+    pytest.param(_form({"type": "block_actions", "user": {"id": "U0X"}, "channel": {"id": "C0X"},
+                        "actions": [{"value": "vote 1 up"}]}), "application/x-www-form-urlencoded",
+                 id="click-action-without-id"),
+    pytest.param(_form({"type": "view_submission", "user": {"id": "U0X"}, "view": {"callback_id": "c"}}),
+                 "application/x-www-form-urlencoded", id="view-submission-without-type"),
+    pytest.param(_form({"type": "workflow_step_edit", "callback_id": "c"}), "application/x-www-form-urlencoded",
+                 id="workflow-step-edit-without-step"),
+    pytest.param(_form({"type": "interactive_message", "callback_id": "c"}), "application/x-www-form-urlencoded",
+                 id="attachment-action-without-actions"),
 ]
 
 

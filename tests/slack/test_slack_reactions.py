@@ -6,6 +6,7 @@ whose timers only fire when the test flushes them: no sleeping, no races."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -21,7 +22,7 @@ from adapters.bench.fake_slack_api import (
     signed_headers,
 )
 from adapters.debounce import Debouncer
-from adapters.slack.app import build_app, message_text
+from adapters.slack.app import build_app, event_order, message_text
 from adapters.slack.config import EVENTS_PATH, SlackSettings
 from adapters.slack.edge import SignedOnly, WholeForms
 from store.models import Nomination, Post, PostVote
@@ -112,6 +113,45 @@ def test_a_replayed_reaction_event_acts_once(stack, slack, services, redraws):
     assert signed_event(edge, added, event_id="Ev0ADDED01")[0] == 200
     with services.db.session() as session:
         assert session.scalars(select(PostVote)).all() == []  # the replay did not bring the vote back
+
+
+def event_ts(micros: int) -> str:
+    return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
+
+
+def test_a_reaction_removed_before_its_add_is_handled_leaves_no_vote(stack, slack, services, redraws):
+    """Twenty members put 👍 on and take it off at once; each remove (the later event_ts)
+    is handled before its add: no vote stays, and nothing is redrawn. The same pairs in
+    the order they happened count, then withdraw."""
+    app, edge = stack
+    post = post_next(app, slack)
+    start = 1_764_000_000_000_000
+    for n in range(20):
+        added, removed = event_ts(start + 10 * n), event_ts(start + 10 * n + 3)
+        user = f"U0LATE{n:02d}"
+        assert signed_event(edge, reaction_event("+1", post["ts"], user=user, added=False, event_ts=removed))[0] == 200
+        assert signed_event(edge, reaction_event("+1", post["ts"], user=user, event_ts=added))[0] == 200
+    with services.db.session() as session:
+        assert session.scalars(select(PostVote)).all() == []
+    assert redraws.pending() == [] and slack.calls_to("chat.update") == []
+    for n in range(20):
+        user = f"U0KEPT{n:02d}"
+        signed_event(edge, reaction_event("+1", post["ts"], user=user, event_ts=event_ts(start + 10 * n)))
+    redraws.flush()
+    assert "👍 20 · 👎 0 · read 0" in tally_of(slack.calls_to("chat.update")[-1].params)
+    for n in range(20):
+        user = f"U0KEPT{n:02d}"
+        signed_event(edge, reaction_event("+1", post["ts"], user=user, added=False, event_ts=event_ts(start + 10 * n + 3)))
+    redraws.flush()
+    assert "👍 0 · 👎 0 · read 0" in tally_of(slack.calls_to("chat.update")[-1].params)
+
+
+def test_event_ts_orders_reactions_to_the_microsecond():
+    assert event_order("1764000000.000100") == 1_764_000_000_000_100
+    assert event_order("1764000000.1") == 1_764_000_000_100_000
+    assert event_order("1764000000.000100") < event_order("1764000000.000101")
+    before = time.time_ns() // 1000
+    assert event_order(None) >= before and event_order("junk") >= before  # no event_ts: when it came
 
 
 def test_reactions_that_are_not_votes_change_nothing(stack, slack, services, redraws):

@@ -4,6 +4,9 @@ redraw shared by the adapters (adapters/debounce.py)."""
 
 from __future__ import annotations
 
+import random
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 import pytest
@@ -60,8 +63,9 @@ def posted(services, channel: str = "reading") -> tuple[ConsoleSession, int, str
     return boss, post.post_id, f"ts-{post.post_id}"
 
 
-def react(services, boss: ConsoleSession, ref: str, user: str, emoji: str, added: bool = True) -> int | None:
-    return services.core.react(Reaction(boss.channel, UserRef("console", user), ref, emoji, added))
+def react(services, boss: ConsoleSession, ref: str, user: str, emoji: str, added: bool = True,
+          order: int | None = None) -> int | None:
+    return services.core.react(Reaction(boss.channel, UserRef("console", user), ref, emoji, added, order))
 
 
 def votes(services, post_id: int) -> set[tuple[str, str]]:
@@ -86,6 +90,69 @@ def test_reactions_vote_like_the_buttons_and_removing_one_withdraws_only_its_own
     assert react(services, boss, ref, "bob", "-1", added=False) == post_id
     assert react(services, boss, ref, "cy", "👍", added=False) == post_id
     assert votes(services, post_id) == {("bob", "read")}
+    services.db.dispose()
+
+
+@BOTH
+def test_a_reaction_taken_off_before_its_adding_is_handled_leaves_no_vote(seeded_db_url):
+    """Twenty quick add/remove pairs whose remove is handled first: no vote stays, and the
+    late add changes nothing (no redraw). In the order they happened, they count as ever."""
+    services = build_services(seeded_db_url, clock=lambda: NOW)
+    boss, post_id, ref = posted(services)
+    start = 1_764_000_000_000_000  # microseconds since the epoch, as adapters give them
+    for n in range(20):
+        assert react(services, boss, ref, f"late{n}", "+1", added=False, order=start + 2 * n + 1) is None
+        assert react(services, boss, ref, f"late{n}", "+1", order=start + 2 * n) is None
+    assert votes(services, post_id) == set()
+    for n in range(20):
+        assert react(services, boss, ref, f"inorder{n}", "+1", order=start + 2 * n) == post_id
+        assert react(services, boss, ref, f"inorder{n}", "+1", added=False, order=start + 2 * n + 1) == post_id
+    assert votes(services, post_id) == set()
+    assert react(services, boss, ref, "kept", "+1", order=start) == post_id
+    assert react(services, boss, ref, "kept", "+1", added=False, order=start) is None  # not newer: ignored
+    assert votes(services, post_id) == {("kept", "up")}
+    services.db.dispose()
+
+
+@BOTH
+def test_the_emoji_put_on_last_is_the_vote_whatever_the_order_of_handling(seeded_db_url):
+    services = build_services(seeded_db_url, clock=lambda: NOW)
+    boss, post_id, ref = posted(services)
+    # bob put 👍 on, then 👎: handled the other way round, 👎 still wins.
+    assert react(services, boss, ref, "bob", "-1", order=20) == post_id
+    assert react(services, boss, ref, "bob", "+1", order=10) is None
+    assert votes(services, post_id) == {("bob", "down")}
+    # He takes 👎 off: his 👍 is still on, so that is his vote.
+    assert react(services, boss, ref, "bob", "-1", added=False, order=30) == post_id
+    assert votes(services, post_id) == {("bob", "up")}
+    # A retried event (the same order) changes nothing.
+    assert react(services, boss, ref, "bob", "-1", order=20) is None
+    assert votes(services, post_id) == {("bob", "up")}
+    services.db.dispose()
+
+
+@BOTH
+def test_reaction_events_handled_at_once_on_many_threads_end_as_the_reactions_do(seeded_db_url):
+    """Ninety reactions at once, and thirty members' add, remove, add of 👍 (the
+    third for even members only) handled in a shuffled order on 16 threads: every vote is
+    counted once, and only the members whose last event was an add keep one."""
+    services = build_services(seeded_db_url, clock=lambda: NOW)
+    boss, post_id, ref = posted(services)
+    events = [(f"crowd{n}", "+1", True, 1) for n in range(90)]
+    for n in range(30):
+        events += [(f"m{n}", "+1", True, 1), (f"m{n}", "+1", False, 2)] + ([(f"m{n}", "+1", True, 3)] if n % 2 == 0 else [])
+    random.Random(28).shuffle(events)
+    start = threading.Barrier(16)
+
+    def handle(chunk: list) -> None:
+        start.wait()
+        for user, emoji, added, order in chunk:
+            react(services, boss, ref, user, emoji, added, order)
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(handle, [events[i::16] for i in range(16)]))
+    assert services.votes.tallies([post_id])[post_id].up == 90 + 15
+    assert {u for u, _ in votes(services, post_id) if u.startswith("m")} == {f"m{n}" for n in range(0, 30, 2)}
     services.db.dispose()
 
 
