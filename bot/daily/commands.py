@@ -19,9 +19,10 @@ from bot.channels.schedule import (
     DAY_SETS,
     SCHEDULE_EXAMPLE,
     SCHEDULE_USAGE,
+    ScheduleChange,
     ScheduleError,
+    parse_change,
     parse_date,
-    parse_schedule,
     zone_names,
 )
 from bot.feature import Feature
@@ -51,9 +52,9 @@ class ChannelCommands(Feature):
         return [
             Command("schedule", SCHEDULE_USAGE, "Show or set when the paper of the day is posted (managers set it).",
                     SCHEDULE_EXAMPLE, self.schedule, with_arguments, group="channel",
-                    params=(Param("time", "24-hour HH:MM, e.g. 09:00"),
-                            Param("zone", "an IANA time zone (default UTC)", suggest=zone_names()),
-                            Param("days", "daily, weekdays, weekends or a list like mon,wed,fri",
+                    params=(Param("time", "24-hour HH:MM, e.g. 09:00 (left out: kept as it is)"),
+                            Param("zone", "an IANA time zone (left out: kept, at first UTC)", suggest=zone_names()),
+                            Param("days", "daily, weekdays, weekends or mon,wed,fri (left out: kept, at first daily)",
                                   suggest=tuple(DAY_SETS)),
                             Param("switch", "off stops the posts, on restarts them, resume ends a pause",
                                   choices=("off", "on", "resume")),
@@ -132,12 +133,10 @@ class ChannelCommands(Feature):
                 if until < self.clock().date():
                     raise ScheduleError(f"{until:%Y-%m-%d} has passed: pause until a date to come")
                 return _set(paused_until=until)
-            parsed = parse_schedule(words)
+            parsed = parse_change(words)
         except ScheduleError as problem:
             raise UsageError(str(problem)) from None
-        return _set(
-            post_time=f"{parsed.post_time:%H:%M}", timezone=parsed.zone, days=",".join(parsed.days), enabled=True
-        )
+        return _changed_schedule(parsed)
 
     @staticmethod
     def _switch_on(row: Channel) -> None:
@@ -275,6 +274,22 @@ def describe_next(channel: ChannelSettings, now: datetime) -> str:
     hours, minutes = divmod(int((slot - now).total_seconds() // 60), 60)
     return f"No paper yet today. The next is due {local:%A %d %B %H:%M} {channel.schedule.zone} (in {hours}h {minutes:02d}m)."
 
+
+
+def _changed_schedule(parsed: ScheduleChange) -> Callable[[Channel], None]:
+    """The parts named replace the row's own (read in the writing transaction, so two
+    managers changing different parts at once both count); setting any part switches
+    the schedule on."""
+
+    def change(row: Channel) -> None:
+        try:
+            schedule = parsed.applied_to(ChannelSettings.of(row).schedule)
+        except ScheduleError as problem:
+            raise UsageError(str(problem)) from None
+        row.post_time, row.timezone = f"{schedule.post_time:%H:%M}", schedule.zone
+        row.days, row.enabled = ",".join(schedule.days), True
+
+    return change
 
 
 def _set(**values) -> Callable[[Channel], None]:

@@ -81,3 +81,31 @@ def test_fuzzed_settings_commands_never_raise_and_refusals_change_nothing(seeded
     if not is_manager and not line.startswith(("next",)):
         assert after == before, line
     services.db.dispose()
+
+
+def test_changing_one_part_of_the_schedule_keeps_the_others(seeded_copy):
+    """Issue 28, finding 7: `schedule 9:00` used to answer "09:00 UTC, daily"."""
+    services = build_services(seeded_copy)
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    assert boss.send("schedule 09:00 Europe/Berlin weekdays").ok
+    steps = [
+        ("schedule 9:30", "09:30 Europe/Berlin, weekdays"),
+        ("schedule weekends", "09:30 Europe/Berlin, weekends"),
+        ("schedule europe/paris", "09:30 Europe/Paris, weekends"),
+        ("schedule mon,wed 7:15", "07:15 Europe/Paris, mon,wed"),
+        ("schedule UTC daily 18:00", "18:00 UTC, daily"),
+    ]
+    for command, whole in steps:
+        assert boss.send(command).text == f"Done. Paper of the day at {whole}; schedule on.", command
+        assert boss.send("schedule").text == f"Paper of the day at {whole}; schedule on.", command
+
+
+def test_a_part_without_a_schedule_asks_for_a_time_and_changes_nothing(seeded_copy):
+    services = build_services(seeded_copy)
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    for command in ("schedule weekends", "schedule Europe/Berlin", "schedule 09:00 10:00",
+                    "schedule weekdays weekends"):
+        reply = boss.send(command)
+        assert not reply.ok and "Usage:" in reply.text, command
+    assert "there is no schedule yet" in boss.send("schedule weekends").text
+    assert services.channels.get(boss.channel).schedule is None
