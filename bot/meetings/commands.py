@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.corpus.library import Library
@@ -60,15 +60,15 @@ class MeetingCommands(Feature):
 
     def commands(self) -> list[Command]:
         return [
-            Command("session", "session · session every DAY HH:MM [ZONE] · session off · session skip YYYY-MM-DD"
-                    " · session calendar [reset]",
+            Command("session", "session · session every DAY HH:MM [ZONE] (one part alone changes just that part)"
+                    " · session off · session skip YYYY-MM-DD · session calendar [reset]",
                     "The group's weekly meeting (managers set it, switch it off, skip a date, or get its "
                     "calendar feed's link).",
                     "session every tue 17:00 Europe/Berlin", self.session, with_arguments,
                     brief="The group's weekly meeting (managers set it, switch it off or skip a date).",
-                    params=(Param("day", "the weekday the group meets", choices=WEEKDAYS),
-                            Param("time", "24-hour HH:MM, e.g. 17:00"),
-                            Param("zone", "an IANA time zone (default UTC)", suggest=zone_names()),
+                    params=(Param("day", "the weekday the group meets (left out: kept)", choices=WEEKDAYS),
+                            Param("time", "24-hour HH:MM, e.g. 17:00 (left out: kept)"),
+                            Param("zone", "an IANA time zone (left out: kept, at first UTC)", suggest=zone_names()),
                             Param("off", "switch the meeting off", kind="flag"),
                             Param("skip", "no meeting on this date, YYYY-MM-DD")),
                     written="{off} [skip {skip}] [every {day} {time} {zone}]"),
@@ -101,8 +101,9 @@ class MeetingCommands(Feature):
         if not words:
             return Reply(text=self._describe(channel.id))
         action = words[0].lower()
-        if action == "every":
-            plan = _parse_plan(words[1:])
+        if action not in ("off", "skip", "calendar"):
+            parts = words[1:] if action == "every" else words
+            plan = _parse_plan(parts, self.meetings.plan(channel.id))
             require_manager(incoming, "set the meeting")
             self.meetings.set_plan(channel.id, plan)
         elif action == "off" and len(words) == 1:
@@ -121,8 +122,8 @@ class MeetingCommands(Feature):
             require_manager(incoming, "get the meetings' calendar link")
             return self.calendar_link(incoming, words[1:])
         else:
-            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]`, `session off`, `session skip DATE` "
-                             "or `session calendar [reset]`.")
+            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]` (or one part of it), `session off`, "
+                             "`session skip DATE` or `session calendar [reset]`.")
         return Reply(text=f"Done. {self._describe(channel.id)}")
 
     def _skippable(self, channel_id: int, text: str):
@@ -299,16 +300,40 @@ class MeetingCommands(Feature):
         return Reply(text=text, link_to=discussion)
 
 
-def _parse_plan(words: list[str]) -> Plan:
-    if not 2 <= len(words) <= 3:
-        raise UsageError("Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin.")
+SESSION_HOW = "Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin"
+
+
+def _parse_plan(words: list[str], current: Plan | None) -> Plan:
+    """A day, a time and a zone, each optional and in any order: the parts named replace
+    the current plan's, so `session every wed` keeps the time and zone. Setting any part
+    switches the meeting on (there is no other way back from `session off`)."""
+    if not 1 <= len(words) <= 3:
+        raise UsageError(f"{SESSION_HOW}, or name one part to change it.")
+    parts: dict[str, object] = {}
     try:
-        days = parse_days(words[0])
-        if len(days) != 1:
-            raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
-        return Plan(days[0], parse_time(words[1]), parse_zone(words[2]) if len(words) == 3 else "UTC", True)
+        for word in words:
+            kind, value = _plan_part(word)
+            if kind in parts:
+                raise ScheduleError(f"`{word}`: give one {kind} only")
+            parts[kind] = value
     except ScheduleError as problem:
         raise UsageError(str(problem)) from None
+    if current is None and not {"day", "time"} <= parts.keys():
+        raise UsageError(f"There is no meeting yet: give its day and time. {SESSION_HOW}.")
+    base = current or Plan("mon", time(0, 0), "UTC", True)
+    return Plan(parts.get("day", base.weekday), parts.get("time", base.local_time),
+                parts.get("zone", base.zone), True)
+
+
+def _plan_part(word: str) -> tuple[str, object]:
+    if word[:1].isdigit():
+        return "time", parse_time(word)
+    if "/" not in word and word.upper() != "UTC":
+        days = parse_days(word)
+        if len(days) != 1:
+            raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
+        return "day", days[0]
+    return "zone", parse_zone(word)
 
 
 def _members(names: list[str]) -> list[str]:

@@ -208,3 +208,34 @@ def test_settings_shows_the_channel_in_one_reply(seeded_copy):
                  "every Thu at 17:00 Europe/Berlin", "Skipped: Thu 03 Dec", "Presenters: @ana",
                  "2. [", "1 vote", "Vote with `vote OPTION`"):
         assert part in shown.text, (part, shown.text)
+
+
+def test_changing_one_part_of_the_meeting_keeps_the_others(seeded_copy):
+    """Issue 28, finding 7, for `session`: a day, a time or a zone alone changes only that."""
+    services = build_services(seeded_copy, clock=Clock(START))
+    boss = session_for(services, "ann", manager=True)
+    assert boss.send("session every tue 17:00 Europe/Berlin").ok
+    steps = [
+        ("session every wed", "every Wed at 17:00 Europe/Berlin"),
+        ("session 18:30", "every Wed at 18:30 Europe/Berlin"),
+        ("session every europe/paris", "every Wed at 18:30 Europe/Paris"),
+        ("session off", None),
+        ("session thursday 9:00", "every Thu at 09:00 Europe/Paris"),  # setting a part switches it on
+    ]
+    for command, whole in steps:
+        reply = boss.send(command)
+        assert reply.ok, (command, reply.text)
+        if whole:
+            assert reply.text.startswith(f"Done. The group meets {whole}. Next: "), (command, reply.text)
+    assert services.meetings.plan(services.channels.get(boss.channel).id).enabled
+
+
+def test_a_meeting_part_without_a_meeting_asks_for_day_and_time(seeded_copy):
+    services = build_services(seeded_copy, clock=Clock(START))
+    boss = session_for(services, "ann", manager=True)
+    for command in ("session every wed", "session 18:00", "session Europe/Berlin", "session every tue wed 17:00",
+                    "session every 17:00 18:00", "session every mon,wed 17:00"):
+        reply = boss.send(command)
+        assert not reply.ok and "Usage:" in reply.text, (command, reply.text)
+    assert "no meeting yet" in boss.send("session every wed").text
+    assert services.meetings.plan(services.channels.get(boss.channel).id) is None
