@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 SESSIONS_DEFAULT = 5
 SESSIONS_MAX = 50
+VOLUNTEER_AHEAD = 2  # meetings a volunteer may be assigned to: the next, or the one after
 
 
 class MeetingCommands(Feature):
@@ -179,8 +180,9 @@ class MeetingCommands(Feature):
             if not rota:
                 return Reply(text="No presenters yet: `presenters add @member...`.")
             counts = self.meetings.presentation_counts(channel.id, self.clock())
+            presenting = self.meetings.presenting(channel.id, self.clock())
             lines = [f"@{p.user_id}: presented {counts.get(p.user_id, (0, None))[0]}"
-                     + (" (volunteered for next)" if p.volunteered_at else "") for p in rota]
+                     + _coming(p, presenting.get(p.user_id)) for p in rota]
             return Reply(text="Presenter rota:\n" + "\n".join(lines))
         action, names = words[0].lower(), words[1:]
         if action not in ("add", "remove") or not names:
@@ -200,26 +202,45 @@ class MeetingCommands(Feature):
         return self.presenters(incoming, "")
 
     def volunteer(self, incoming: Incoming, args: str) -> Reply:
+        """The volunteer presents the next meeting that has no presenter yet, assigned now
+        (so `swap` and `presenters` agree with this reply at once)."""
         if args.strip():
             raise UsageError("`volunteer` takes no arguments.")
         channel = self.channels.get(incoming.channel)
-        if self.meetings.plan(channel.id) is None:
-            return Reply(text="There is no meeting to present at yet: a manager sets one with "
+        plan = self.meetings.plan(channel.id)
+        if plan is None or not plan.enabled:
+            return Reply(text="There is no meeting to present at: a manager sets one with "
                          "`session every DAY HH:MM [ZONE]`.", ephemeral=True, ok=False)
-        self.meetings.add_presenters(channel.id, [incoming.user.user_id], self.clock(), volunteer=True)
-        return Reply(text=f"Thanks @{incoming.user.user_id}: you present at the next meeting that has a paper.")
+        user, now = incoming.user.user_id, self.clock()
+        self.meetings.add_presenters(channel.id, [user], now)
+        taken: list[tuple[str, str]] = []  # (presenter, date) of the meetings before
+        for day, start in self.meetings.upcoming(channel.id, plan, now, VOLUNTEER_AHEAD):
+            presenter = self.meetings.take_presentation(channel.id, day, start, user)
+            when = f"{day:%A %d %B}"
+            if presenter == user:
+                return Reply(text=f"Thanks @{user}: " + _your_turn(when, taken))
+            taken.append((presenter, when))
+        self.meetings.add_presenters(channel.id, [user], now, volunteer=True)
+        return Reply(text=f"Thanks @{user}: the next {VOLUNTEER_AHEAD} meetings have presenters; "
+                          "you present at the first one after them that has a paper.")
 
     def swap(self, incoming: Incoming, args: str) -> Reply:
+        """Hand over the asker's next presentation; a manager who presents none hands over
+        the next meeting's."""
         words = args.split()
         if len(words) != 1:
             raise UsageError("Name one member: `swap @member`.")
         other = _members(words)[0]
         channel = self.channels.get(incoming.channel)
-        plan = self.meetings.plan(channel.id)
-        upcoming = self.meetings.next_meeting(channel.id, plan, self.clock()) if plan else None
-        meeting = self.meetings.meeting(channel.id, upcoming[0]) if upcoming else None
+        now = self.clock()
+        meeting = self.meetings.next_presentation(channel.id, incoming.user.user_id, now)
+        if meeting is None:
+            plan = self.meetings.plan(channel.id)
+            upcoming = self.meetings.next_meeting(channel.id, plan, now) if plan else None
+            meeting = self.meetings.meeting(channel.id, upcoming[0]) if upcoming else None
         if meeting is None or meeting.presenter is None:
-            return Reply(text="No presenter is assigned yet for the next meeting.", ephemeral=True, ok=False)
+            return Reply(text="No presenter is assigned yet for the next meeting: `volunteer` takes it, or the "
+                              "rota assigns one a day before.", ephemeral=True, ok=False)
         if meeting.presenter != incoming.user.user_id and not incoming.user.is_manager:
             return Reply(text=f"Only @{meeting.presenter} (or a manager) can hand this presentation over.",
                          ephemeral=True, ok=False)
@@ -334,6 +355,19 @@ def _plan_part(word: str) -> tuple[str, object]:
             raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
         return "day", days[0]
     return "zone", parse_zone(word)
+
+
+def _coming(presenter, day) -> str:
+    if day is not None:
+        return f" (presents {day:%A %d %B})"
+    return " (volunteered for next)" if presenter.volunteered_at else ""
+
+
+def _your_turn(when: str, taken: list[tuple[str, str]]) -> str:
+    if not taken:
+        return f"you present at the next meeting, {when}."
+    before = ", ".join(f"@{who} presents on {day}" for who, day in taken)
+    return f"{before}, so you present at the one after, {when}."
 
 
 def _members(names: list[str]) -> list[str]:

@@ -239,3 +239,24 @@ def test_a_meeting_part_without_a_meeting_asks_for_day_and_time(seeded_copy):
         assert not reply.ok and "Usage:" in reply.text, (command, reply.text)
     assert "no meeting yet" in boss.send("session every wed").text
     assert services.meetings.plan(services.channels.get(boss.channel).id) is None
+
+
+def test_a_volunteer_is_the_next_presenter_at_once_and_can_swap(seeded_copy):
+    """Issue 28, finding 10: `volunteer` said "you present at the next meeting", then the
+    same member's `swap @alice` said "No presenter is assigned yet"."""
+    clock = Clock(START)  # Monday; the meeting is on Wednesday, no reminder has run yet
+    services = build_services(seeded_copy, clock=clock)
+    boss, ben = session_for(services, "ana", manager=True), session_for(services, "ben")
+    assert boss.send("session every wed 17:00 UTC").ok
+    assert ben.send("volunteer").text == "Thanks @ben: you present at the next meeting, Wednesday 02 December."
+    assert "@ben: presented 0 (presents Wednesday 02 December)" in boss.send("presenters").text
+    assert ben.send("swap @alice").text == "@alice now presents on Wednesday 02 December."
+    # A second volunteer takes the meeting after, and says which.
+    assert session_for(services, "cy").send("volunteer").text == (
+        "Thanks @cy: @alice presents on Wednesday 02 December, so you present at the one after, "
+        "Wednesday 09 December.")
+    _fill_queue(boss, ["graph biconnectivity"])
+    sent: list[str] = []
+    clock.now = datetime(2026, 12, 1, 17, 0, tzinfo=UTC)
+    services.core.tick(clock.now, lambda channel, reply: sent.append(reply.text) or "ref", ["console"])
+    assert len(sent) == 1 and "presented by @alice" in sent[0]
