@@ -7,7 +7,7 @@ handler parses first and writes last.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 
 from bot.channels.channels import added_collection
 from bot.corpus.library import Library
@@ -28,6 +28,7 @@ from bot.channels.schedule import (
 from bot.feature import Feature
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply
+from store.database import as_utc
 from store.models import Channel
 
 HISTORY_DEFAULT = 10
@@ -209,25 +210,27 @@ class ChannelCommands(Feature):
     # --- posts ------------------------------------------------------------------------
 
     def today(self, incoming: Incoming, args: str) -> Reply:
+        """Every paper posted here today (the paper of the day, `next` and `discuss`
+        picks), newest first; else when the next is due."""
         if args.strip():
             raise UsageError("`today` takes no arguments.")
         channel = self.channels.get(incoming.channel)
         now = self.clock()
         posted = self._posted_today(channel, now)
-        if posted is not None:
-            paper, reason = posted
-            return Reply(text="Today's paper:", cards=[card(paper, self.daily.search.tokenizer, reason=reason)])
-        return Reply(text=describe_next(channel, now))
+        if not posted:
+            return Reply(text=describe_next(channel, now))
+        tokenizer = self.daily.search.tokenizer
+        heading = "Today's paper:" if len(posted) == 1 else f"Today's {len(posted)} papers, newest first:"
+        return Reply(text=heading, cards=[card(paper, tokenizer, reason=reason) for paper, reason in posted])
 
-    def _posted_today(self, channel: ChannelSettings, now: datetime):
-        if channel.schedule is None:
-            return None
-        day = now.astimezone(channel.schedule.tz).date()
-        for post in self.channels.history(channel.id, HISTORY_MAX):
-            if post.kind == "daily" and post.local_date == day:
-                paper = self.library.get_many([post.paper_id]).get(post.paper_id)
-                return (paper, post.reason) if paper else None
-        return None
+    def _posted_today(self, channel: ChannelSettings, now: datetime) -> list[tuple]:
+        """(paper, why) of the posts made today in the channel's zone (UTC without a schedule)."""
+        zone = channel.schedule.tz if channel.schedule else timezone.utc
+        day = now.astimezone(zone).date()
+        posts = [p for p in self.channels.history(channel.id, HISTORY_MAX)
+                 if (p.local_date or as_utc(p.posted_at).astimezone(zone).date()) == day]
+        papers = self.library.get_many(p.paper_id for p in posts)
+        return [(papers[p.paper_id], p.reason) for p in posts if p.paper_id in papers]
 
     def next(self, incoming: Incoming, args: str) -> Reply:
         if args.strip():
@@ -268,12 +271,15 @@ def describe_topics(channel: ChannelSettings) -> str:
 def describe_next(channel: ChannelSettings, now: datetime) -> str:
     if channel.schedule is None or not channel.enabled:
         return describe_schedule(channel)
-    after = channel.paused_until
-    slot = channel.schedule.next_slot(now, after=after)
-    local = slot.astimezone(channel.schedule.tz)
+    schedule = channel.schedule
+    paused = channel.paused_until if channel.paused_on(now.astimezone(schedule.tz).date()) else None
+    slot = schedule.next_slot(now, after=paused)
+    due = f"{slot.astimezone(schedule.tz):%A %d %B %H:%M} {schedule.zone}"
+    if paused is not None:  # weeks away: a countdown in hours would say nothing
+        return (f"No paper today: the schedule is paused until {paused:%Y-%m-%d}; the next is due {due}. "
+                "`schedule resume` ends the pause now.")
     hours, minutes = divmod(int((slot - now).total_seconds() // 60), 60)
-    return f"No paper yet today. The next is due {local:%A %d %B %H:%M} {channel.schedule.zone} (in {hours}h {minutes:02d}m)."
-
+    return f"No paper yet today. The next is due {due} (in {hours}h {minutes:02d}m)."
 
 
 def _changed_schedule(parsed: ScheduleChange) -> Callable[[Channel], None]:

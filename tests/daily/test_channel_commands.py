@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -109,3 +111,40 @@ def test_a_part_without_a_schedule_asks_for_a_time_and_changes_nothing(seeded_co
         assert not reply.ok and "Usage:" in reply.text, command
     assert "there is no schedule yet" in boss.send("schedule weekends").text
     assert services.channels.get(boss.channel).schedule is None
+
+
+class _Clock:
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+NOON = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)  # a Monday
+
+
+def test_today_right_after_next_shows_the_paper_next_posted(seeded_copy):
+    """Issue 28, finding 10: `today` right after `next` said "No paper yet today"."""
+    services = build_services(seeded_copy, clock=_Clock(NOON))
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    for schedule in (None, "schedule 09:00 Europe/Berlin weekdays"):  # with no schedule, and before 09:00 ...
+        if schedule:
+            assert boss.send(schedule).ok
+        posted = boss.send("next")
+        today = boss.send("today")
+        assert "No paper yet" not in today.text, today.text
+        assert today.cards[0].paper_id == posted.cards[0].paper_id
+    assert [c.paper_id for c in today.cards[1:]] != []  # both of today's picks, newest first
+
+
+def test_a_paused_schedule_says_paused_and_how_to_resume_not_a_countdown(seeded_copy):
+    """Issue 28, finding 10: a paused schedule said "in 686h 30m"."""
+    services = build_services(seeded_copy, clock=_Clock(NOON))
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    assert boss.send("schedule 09:00 Europe/Berlin weekdays").ok
+    assert "(in 20h 00m)" in boss.send("today").text  # not paused: the countdown is useful
+    assert boss.send("schedule pause until 2026-12-28").ok
+    text = boss.send("today").text
+    assert text == ("No paper today: the schedule is paused until 2026-12-28; the next is due Tuesday 29 December "
+                    "09:00 Europe/Berlin. `schedule resume` ends the pause now.")
