@@ -148,3 +148,15 @@ def test_a_paused_schedule_says_paused_and_how_to_resume_not_a_countdown(seeded_
     text = boss.send("today").text
     assert text == ("No paper today: the schedule is paused until 2026-12-28; the next is due Tuesday 29 December "
                     "09:00 Europe/Berlin. `schedule resume` ends the pause now.")
+
+
+def test_discuss_is_headed_for_discussion_not_next_paper(seeded_copy):
+    """Issue 28, finding 10: `discuss 612` was headed "Next paper:"."""
+    services = build_services(seeded_copy, clock=_Clock(NOON))
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    title = services.library.get_many([612])[612].title
+    posted = boss.send("discuss 612")
+    assert posted.text == f"For discussion: {title}"
+    _ref, again = services.daily.rerender(posted.post_id, "👍 1")  # as a vote redraws it
+    assert again.text == f"For discussion: {title}\n👍 1"
+    assert boss.send("next").text.startswith("Next paper: ")
