@@ -47,8 +47,7 @@ DEMO_STEPS = (
     "search diffusion models robustness",
     "show {top}",
     "similar {top}",
-    # Titles written in LaTeX ("$\epsilon$-Greedy", "$O(d/\epsilon)$"), shown as Unicode,
-    # and a title match ranked first.
+    # Titles written in LaTeX ("$\epsilon$-Greedy", "$O(d/\epsilon)$"), shown as Unicode.
     "search epsilon greedy exploration",
     "show arXiv:1706.03762",
     "topics add reinforcement learning",

@@ -160,3 +160,24 @@ def test_discuss_is_headed_for_discussion_not_next_paper(seeded_copy):
     _ref, again = services.daily.rerender(posted.post_id, "👍 1")  # as a vote redraws it
     assert again.text == f"For discussion: {title}\n👍 1"
     assert boss.send("next").text.startswith("Next paper: ")
+
+
+def test_counts_of_one_are_singular():
+    """Issue 28, finding 10: "1 posts", "1 papers"."""
+    from bot.messages import counted
+
+    assert [counted(n, "paper") for n in (0, 1, 2, 1094)] == ["0 papers", "1 paper", "2 papers", "1,094 papers"]
+    assert counted(1, "entry", "entries") == "1 entry" and counted(3, "entry", "entries") == "3 entries"
+
+
+def test_stats_collections_and_search_say_one_paper_post_vote(seeded_copy):
+    services = build_services(seeded_copy, clock=_Clock(NOON))
+    boss = ConsoleSession(services.core, channel="c", user="ann", manager=True)
+    posted = boss.send("next")
+    assert boss.send(f"vote {posted.cards[0].paper_id} up").ok
+    stats = boss.send("stats 1").text
+    assert stats.startswith("Last 1 day: 1 post, 1 vote from 1 member.") and "Reading queue: 0 papers." in stats
+    assert "Most wanted in the last 1 day:" in boss.send("top 1").text
+    assert "(3 papers)" in boss.send("collections").text  # the reading list; singular below
+    assert boss.send('search "Denoising Diffusion Implicit Models" in:iclr2021 author:"Jiaming Song"').text \
+        .startswith("Top 1 of 1 paper for ")
