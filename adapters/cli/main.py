@@ -28,6 +28,7 @@ from bot.corpus.importing import ImportSummary
 from bot.corpus.library import Library
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
+from bot.messages import counted
 from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, database_problem
 from bot.search.query import Query, QueryError
 from store import Database, resolve_database_url
@@ -142,7 +143,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         with open(args.output, "w", encoding="utf-8") as out:
             count = services.library.export(out)
-    print(f"exported {count} papers", file=sys.stderr)
+    print(f"exported {counted(count, 'paper')}", file=sys.stderr)
     return 0
 
 
@@ -166,7 +167,7 @@ def _export_channel(services: Services, args: argparse.Namespace) -> int:
     else:
         with open(args.output, "w", encoding="utf-8") as out:
             count = write(entries, ref, fmt, out)
-    print(f"exported {count} papers read in {ref.key()} ({fmt})", file=sys.stderr)
+    print(f"exported {counted(count, 'paper')} read in {ref.key()} ({fmt})", file=sys.stderr)
     return 0
 
 

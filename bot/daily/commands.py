@@ -27,7 +27,7 @@ from bot.channels.schedule import (
 )
 from bot.feature import Feature
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
-from bot.messages import Deliver, Incoming, Reply
+from bot.messages import Deliver, Incoming, Reply, counted
 from store.database import as_utc
 from store.models import Channel
 
@@ -184,7 +184,7 @@ class ChannelCommands(Feature):
         if not rows:
             return Reply(text="No collections yet: import papers with `paperclub import FILE`.")
         lines = [
-            f"{'*' if name in channel.collections else ' '} {name} ({count:,} papers)" for name, count in rows
+            f"{'*' if name in channel.collections else ' '} {name} ({counted(count, 'paper')})" for name, count in rows
         ]
         using = ", ".join(channel.collections) if channel.collections else "all collections"
         return Reply(text="Collections (* = used here):\n" + "\n".join(lines) + f"\nThis channel picks from {using}.")

@@ -23,7 +23,7 @@ from bot.channels.schedule import (
 )
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
-from bot.messages import Deliver, Incoming, PaperCard, Reply
+from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
 
 log = logging.getLogger(__name__)
@@ -284,8 +284,8 @@ class MeetingCommands(Feature):
         for m in past:
             paper = papers.get(m.paper_id)
             what = f"“{readable(paper.title)}” [{paper.id}]" if paper else "no paper"
-            count = len(notes.get(m.paper_id, []))
-            lines.append(f"{m.local_date:%Y-%m-%d}: {what}, presented by @{m.presenter or 'nobody'}, {count} notes")
+            noted = counted(len(notes.get(m.paper_id, [])), "note")
+            lines.append(f"{m.local_date:%Y-%m-%d}: {what}, presented by @{m.presenter or 'nobody'}, {noted}")
         return Reply(text="Past meetings, newest first:\n" + "\n".join(lines))
 
     # --- reminders -----------------------------------------------------------------------

@@ -163,6 +163,10 @@ class SearchIndex:
                 mask &= self._field_mask(fld, value)
         return mask
 
+    def filtered_count(self, query: Query) -> int:
+        allowed = self.filter_mask(query.filters)
+        return self.live_count() if allowed is None else int(np.count_nonzero(allowed))
+
     def _field_mask(self, fld: str, value: str) -> np.ndarray:
         if fld == "author":
             # Every word of the name must be among the paper's author words, so

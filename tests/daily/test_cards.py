@@ -253,3 +253,19 @@ def test_the_best_window_is_the_one_a_scan_of_every_window_finds():
         found = [set(rng.sample("abcde", rng.choice([0, 0, 0, 1, 2]))) for _ in range(words)]
         width = rng.randint(1, words)
         assert _best_window(found, width) == scanned(found, width)
+
+
+def test_a_filtered_search_counts_what_the_filter_left_and_filters_alone_show_no_score(seeded):
+    """Issue 28, finding 10: "Top 4 of 1,094 papers" when a filter left 4; "score 0.00"
+    on a filter-only search."""
+    from adapters.console import render_text
+
+    _library, search, core = seeded
+    reply = searched(core, "in:topic-abstracts")
+    assert reply.text == "Top 5 of 17 papers for `in:topic-abstracts`:"
+    assert all(c.score is None for c in reply.cards)
+    assert "score" not in render_text(reply)
+    texts = searched(core, "learning in:topic-abstracts")
+    assert texts.text.startswith("Top ") and " of 17 papers for " in texts.text
+    assert all(c.score is not None for c in texts.cards)
+    assert searched(core, "diffusion").text == f"Top 5 of {search.current().live_count():,} papers for `diffusion`:"

@@ -178,6 +178,6 @@ def test_stats_collections_and_search_say_one_paper_post_vote(seeded_copy):
     stats = boss.send("stats 1").text
     assert stats.startswith("Last 1 day: 1 post, 1 vote from 1 member.") and "Reading queue: 0 papers." in stats
     assert "Most wanted in the last 1 day:" in boss.send("top 1").text
-    assert "(3 papers)" in boss.send("collections").text  # the reading list; singular below
-    assert boss.send('search "Denoising Diffusion Implicit Models" in:iclr2021 author:"Jiaming Song"').text \
-        .startswith("Top 1 of 1 paper for ")
+    assert "topic-abstracts (17 papers)" in boss.send("collections").text
+    assert boss.send('search denoising author:"Jiaming Song" author:Meng author:Ermon').text.startswith(
+        "Top 1 of 2 papers for ")  # the two the filters leave, one matching
