@@ -4,6 +4,7 @@ a paper, and its sources on `show`."""
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 
 import pytest
@@ -269,3 +270,28 @@ def test_a_filtered_search_counts_what_the_filter_left_and_filters_alone_show_no
     assert texts.text.startswith("Top ") and " of 17 papers for " in texts.text
     assert all(c.score is not None for c in texts.cards)
     assert searched(core, "diffusion").text == f"Top 5 of {search.current().live_count():,} papers for `diffusion`:"
+
+
+@pytest.mark.parametrize("raw, shown", [
+    # OpenReview's Markdown export: "$\$\\epsilon$$" for $\epsilon$ (issue 28: "ε$ -optimal").
+    (r"models that are  $\$\\epsilon$$ -optimal in cross-entropy", "models that are  ε -optimal in cross-entropy"),
+    (r"tasks with  $\$\\mathcal{O}(\\sqrt{\\epsilon})$$ error", "tasks with  𝒪(√(ε)) error"),
+    (r"costs $5 and $$x^2$$ display", "costs $5 and x² display"),
+])
+def test_snippets_keep_no_stray_dollar_of_exported_math(raw, shown):
+    assert readable(raw) == shown
+
+
+# Sources whose own LaTeX is broken (a lost backslash, a lone dollar, nested dollars):
+# shown as written, as the module promises for what cannot be read.
+BROKEN_SOURCES = (r"256\$times\$256", r"bits (\$i.e.", r"\\$If-Sup")
+
+
+def test_no_card_of_the_demo_corpus_shows_a_stray_math_dollar(seeded):
+    """Every `$` a card shows comes from prose (a price) or a broken source, never from
+    math left half-read (21 abstracts before the fix)."""
+    library, _search, _core = seeded
+    papers = library.get_many(range(1, 1200))
+    stray = [p.id for p in papers.values() if re.search(r"\S\$|\$(?![\d\s])", readable(p.abstract or ""))
+             and not any(broken in p.abstract for broken in BROKEN_SOURCES)]
+    assert stray == []
