@@ -181,7 +181,7 @@ class MeetingCommands(Feature):
                 return Reply(text="No presenters yet: `presenters add @member...`.")
             counts = self.meetings.presentation_counts(channel.id, self.clock())
             presenting = self.meetings.presenting(channel.id, self.clock())
-            lines = [f"@{p.user_id}: presented {counts.get(p.user_id, (0, None))[0]}"
+            lines = [f"@{p.user_id}: presented {counted(counts.get(p.user_id, (0, None))[0], 'time')}"
                      + _coming(p, presenting.get(p.user_id)) for p in rota]
             return Reply(text="Presenter rota:\n" + "\n".join(lines))
         action, names = words[0].lower(), words[1:]

@@ -249,7 +249,7 @@ def test_a_volunteer_is_the_next_presenter_at_once_and_can_swap(seeded_copy):
     boss, ben = session_for(services, "ana", manager=True), session_for(services, "ben")
     assert boss.send("session every wed 17:00 UTC").ok
     assert ben.send("volunteer").text == "Thanks @ben: you present at the next meeting, Wednesday 02 December."
-    assert "@ben: presented 0 (presents Wednesday 02 December)" in boss.send("presenters").text
+    assert "@ben: presented 0 times (presents Wednesday 02 December)" in boss.send("presenters").text
     assert ben.send("swap @alice").text == "@alice now presents on Wednesday 02 December."
     # A second volunteer takes the meeting after, and says which.
     assert session_for(services, "cy").send("volunteer").text == (
