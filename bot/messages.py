@@ -138,5 +138,10 @@ class Reaction:
     order: int | None = None
 
 
+def counted(count: int, word: str, plural: str | None = None) -> str:
+    """"1 paper", "2 papers", "1,094 papers": every count a member reads agrees in number."""
+    return f"{count:,} {word if count == 1 else plural or word + 's'}"
+
+
 # deliver(channel, reply) posts the reply and returns the platform's message reference.
 Deliver = Callable[[ChannelRef, Reply], str | None]

@@ -196,7 +196,7 @@ class Post(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(20))  # daily | manual
+    kind: Mapped[str] = mapped_column(String(20))  # daily | manual (`next`) | discussion (`discuss`)
     state: Mapped[str] = mapped_column(String(20), default="sending")  # sending | sent
     local_date: Mapped[date | None]
     posted_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -30,6 +30,7 @@ from bot.corpus.library import Library
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.memory.pages import ARCHIVE_PREFIX, CALENDAR_PREFIX
+from bot.messages import counted
 from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAULT_HOST, database_problem, listen_host
 from bot.search.query import Query, QueryError
 from store import Database, resolve_database_url
@@ -49,8 +50,7 @@ DEMO_STEPS = (
     "search diffusion models robustness",
     "show {top}",
     "similar {top}",
-    # Titles written in LaTeX ("$\epsilon$-Greedy", "$O(d/\epsilon)$"), shown as Unicode,
-    # and a title match ranked first.
+    # Titles written in LaTeX ("$\epsilon$-Greedy", "$O(d/\epsilon)$"), shown as Unicode.
     "search epsilon greedy exploration",
     "show arXiv:1706.03762",
     "topics add reinforcement learning",
@@ -145,7 +145,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         with open(args.output, "w", encoding="utf-8") as out:
             count = services.library.export(out)
-    print(f"exported {count} papers", file=sys.stderr)
+    print(f"exported {counted(count, 'paper')}", file=sys.stderr)
     return 0
 
 
@@ -169,7 +169,7 @@ def _export_channel(services: Services, args: argparse.Namespace) -> int:
     else:
         with open(args.output, "w", encoding="utf-8") as out:
             count = write(entries, ref, fmt, out)
-    print(f"exported {count} papers read in {ref.key()} ({fmt})", file=sys.stderr)
+    print(f"exported {counted(count, 'paper')} read in {ref.key()} ({fmt})", file=sys.stderr)
     return 0
 
 

@@ -130,7 +130,8 @@ def card(
         venue=venue_line(paper),
         matched_terms=matched_words(f"{title} {preview}", hit.matched, tokenizer) if hit else [],
         snippet=_clean(snippet(preview, stems, tokenizer, FULL_WORDS if full else SNIPPET_WORDS)),
-        score=round(hit.score, 4) if hit else None,
+        # A filter-only search (or a redrawn post) ranks nothing: no score to show.
+        score=round(hit.score, 4) if hit and hit.score > 0 else None,
         title_match=bool(hit and hit.title_match),
         reason=reason,
         tags=list(paper.tags),

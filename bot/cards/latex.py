@@ -23,7 +23,9 @@ MARKUP = re.compile(
     r"(?P<url>(?:https?://|www\.)\S+)"
     # $...$ by pandoc's rule: no space inside either dollar and no digit right after the
     # closing one, so "$5 and $10" is money, not math.
-    r"|(?P<math>\$\$[^$]{1,600}?\$\$|\$(?=[^\s$])(?:\\.|[^$\\]){1,400}?(?<=\S)\$(?!\d)"
+    # OpenReview's Markdown export writes $L$ as "$\$L\$$" (or "$\$L$$"): one span, both
+    # closing dollars in it, or the second one is left over ("L$ -layer").
+    r"|(?P<math>\$\\\$(?:\\[^$]|[^$\\]){1,400}?\\?\$\$(?!\d)|\$\$[^$]{1,600}?\$\$|\$(?=[^\s$])(?:\\.|[^$\\]){1,400}?(?<=\S)\$(?!\d)"
     r"|\\\(.{1,400}?\\\))"
     # The same with escaped dollars: Markdown exports (OpenReview's) write $x$ as \$x\$.
     r"|(?P<escaped>\\\$(?=[^\s$])(?:\\[^$]|[^$\\]){1,400}?(?<=\S)\\\$(?!\d))"
@@ -49,6 +51,7 @@ SUPERSCRIPT = str.maketrans("0123456789+-=()", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺�
 SUBSCRIPT = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
 SCRIPTABLE = set("0123456789+-=()")
 ESCAPED_DOLLAR = re.compile(r"^\\\$")  # "$\$x$": the export's doubled opening dollar
+EXPORTED_END = re.compile(r"\\?\$$")  # and its closing "\$" or "$" before the last dollar
 ESCAPED_NAME = re.compile(r"\\\\(?=[A-Za-z])")
 PLACEHOLDER = 0xE000  # private-use characters stand in for scripts while pylatexenc runs
 # Readers know ε as epsilon (LaTeX's own \epsilon is the rarer lunate ϵ); \| is a norm.
@@ -131,7 +134,10 @@ def _with_placeholders(math: str) -> tuple[str, list[str]]:
 def _unescaped(math: str) -> str:
     """Math escaped twice by a Markdown export, "$\\$\\\\epsilon$", as it was written,
     "$\\epsilon$": an escaped dollar opening math, or a line break before a name, is not."""
-    inner = ESCAPED_NAME.sub(r"\\", ESCAPED_DOLLAR.sub("", math[1:-1]))
+    inner = math[1:-1]
+    if ESCAPED_DOLLAR.match(inner):  # the export's form: "\$" inside closes and opens math
+        inner = EXPORTED_END.sub("", ESCAPED_DOLLAR.sub("", inner)).replace("\\$", "")
+    inner = ESCAPED_NAME.sub(r"\\", inner)
     return math[0] + inner + math[-1]
 
 

@@ -23,7 +23,8 @@ _DAY_NAMES = {
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 SCHEDULE_USAGE = (
-    "schedule HH:MM [ZONE] [daily|weekdays|weekends|mon,wed,fri]  ·  schedule off  ·  "
+    "schedule HH:MM [ZONE] [daily|weekdays|weekends|mon,wed,fri] (any one part alone changes just that part)  ·  "
+    "schedule off  ·  schedule on  ·  "
     "schedule pause until YYYY-MM-DD  ·  schedule resume"
 )
 SCHEDULE_EXAMPLE = "schedule 09:00 Europe/Berlin weekdays"
@@ -145,20 +146,51 @@ def parse_days(text: str) -> tuple[str, ...]:
     return tuple(d for d in WEEKDAYS if d in chosen)
 
 
-def parse_schedule(args: list[str]) -> Schedule:
-    """`HH:MM [ZONE] [DAYS]`, in that order; ZONE and DAYS are optional."""
+@dataclass(frozen=True)
+class ScheduleChange:
+    """The parts of a schedule a manager named; the others stay as they are."""
+
+    post_time: time | None = None
+    zone: str | None = None
+    days: tuple[str, ...] | None = None
+
+    def applied_to(self, current: Schedule | None) -> Schedule:
+        if current is None:
+            if self.post_time is None:
+                raise ScheduleError(f"there is no schedule yet: give a time first, e.g. `{SCHEDULE_EXAMPLE}`")
+            current = Schedule(self.post_time)
+        return Schedule(
+            self.post_time if self.post_time is not None else current.post_time,
+            self.zone if self.zone is not None else current.zone,
+            self.days if self.days is not None else current.days,
+        )
+
+
+def parse_change(args: list[str]) -> ScheduleChange:
+    """A time, a zone and days, each optional and in any order, each at most once:
+    `9:00` moves the time alone, `weekends` the days, `Europe/Berlin` the zone."""
     if not 1 <= len(args) <= 3:
-        raise ScheduleError("give a time, then optionally a zone and days")
-    post_time = parse_time(args[0])
-    zone, days = "UTC", WEEKDAYS
-    rest = args[1:]
-    if rest and _looks_like_days(rest[-1]):
-        days = parse_days(rest.pop())
-    if rest:
-        zone = parse_zone(rest.pop(0))
-    if rest:
-        raise ScheduleError(f"`{rest[0]}` is not understood here")
-    return Schedule(post_time, zone, days)
+        raise ScheduleError("give a time, a zone or days (or all three)")
+    parts: dict[str, object] = {}
+    for word in args:
+        kind, value = _part(word)
+        if kind in parts:
+            raise ScheduleError(f"`{word}`: give one {kind.replace('_', ' ')} only")
+        parts[kind] = value
+    return ScheduleChange(**parts)
+
+
+def _part(word: str) -> tuple[str, object]:
+    if word[:1].isdigit():
+        return "post_time", parse_time(word)
+    if _looks_like_days(word):
+        return "days", parse_days(word)
+    return "zone", parse_zone(word)
+
+
+def parse_schedule(args: list[str]) -> Schedule:
+    """A whole schedule: a time, optionally a zone (default UTC) and days (default daily)."""
+    return parse_change(args).applied_to(None)
 
 
 def _looks_like_days(word: str) -> bool:

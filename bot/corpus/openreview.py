@@ -21,6 +21,9 @@ _ABSTRACT_LINE = re.compile(r"^- abstract@\[", re.M)
 # `\\$` needs two passes (`\$`, then `$`).
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!$|~<>'\"])")
 _TRACK = re.compile(r"\(([^()]+)\)\s*$")
+# A LaTeX command whose backslash the export lost, right after a tie ("AdaGCN~footnote{...}"):
+# read as prose, its closing brace was left on the card ("available at ....}.").
+_LOST_BACKSLASH = re.compile(r"(?<=~)(footnote|cite[pt]?|ref|eqref|url|href|emph|textbf|textit)(?=\{)")
 
 
 def looks_like(text: str) -> bool:
@@ -64,7 +67,7 @@ def _block(lines: list[str], line: int, path: str) -> PaperRecord:
             abstract = [marker.group(3)]
         elif text.startswith("- ") and not record.authors:
             record.authors = [a for a in (clean_space(x) for x in text[2:].split(",")) if a]
-    record.abstract = clean_space(" ".join(abstract or []))
+    record.abstract = _LOST_BACKSLASH.sub(r"\\\1", clean_space(" ".join(abstract or [])))
     record.external_ids = normalise_ids({}, record.url)  # a forum link names the paper
     if not record.abstract:
         raise CorpusFormatError(

@@ -7,7 +7,7 @@ handler parses first and writes last.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 
 from bot.channels.channels import added_collection
 from bot.corpus.library import Library
@@ -19,14 +19,16 @@ from bot.channels.schedule import (
     DAY_SETS,
     SCHEDULE_EXAMPLE,
     SCHEDULE_USAGE,
+    ScheduleChange,
     ScheduleError,
+    parse_change,
     parse_date,
-    parse_schedule,
     zone_names,
 )
 from bot.feature import Feature
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
-from bot.messages import Deliver, Incoming, Reply
+from bot.messages import Deliver, Incoming, Reply, counted
+from store.database import as_utc
 from store.models import Channel
 
 HISTORY_DEFAULT = 10
@@ -51,9 +53,9 @@ class ChannelCommands(Feature):
         return [
             Command("schedule", SCHEDULE_USAGE, "Show or set when the paper of the day is posted (managers set it).",
                     SCHEDULE_EXAMPLE, self.schedule, with_arguments, group="channel",
-                    params=(Param("time", "24-hour HH:MM, e.g. 09:00"),
-                            Param("zone", "an IANA time zone (default UTC)", suggest=zone_names()),
-                            Param("days", "daily, weekdays, weekends or a list like mon,wed,fri",
+                    params=(Param("time", "24-hour HH:MM, e.g. 09:00 (left out: kept as it is)"),
+                            Param("zone", "an IANA time zone (left out: kept, at first UTC)", suggest=zone_names()),
+                            Param("days", "daily, weekdays, weekends or mon,wed,fri (left out: kept, at first daily)",
                                   suggest=tuple(DAY_SETS)),
                             Param("switch", "off stops the posts, on restarts them, resume ends a pause",
                                   choices=("off", "on", "resume")),
@@ -132,12 +134,10 @@ class ChannelCommands(Feature):
                 if until < self.clock().date():
                     raise ScheduleError(f"{until:%Y-%m-%d} has passed: pause until a date to come")
                 return _set(paused_until=until)
-            parsed = parse_schedule(words)
+            parsed = parse_change(words)
         except ScheduleError as problem:
             raise UsageError(str(problem)) from None
-        return _set(
-            post_time=f"{parsed.post_time:%H:%M}", timezone=parsed.zone, days=",".join(parsed.days), enabled=True
-        )
+        return _changed_schedule(parsed)
 
     @staticmethod
     def _switch_on(row: Channel) -> None:
@@ -184,7 +184,7 @@ class ChannelCommands(Feature):
         if not rows:
             return Reply(text="No collections yet: import papers with `paperclub import FILE`.")
         lines = [
-            f"{'*' if name in channel.collections else ' '} {name} ({count:,} papers)" for name, count in rows
+            f"{'*' if name in channel.collections else ' '} {name} ({counted(count, 'paper')})" for name, count in rows
         ]
         using = ", ".join(channel.collections) if channel.collections else "all collections"
         return Reply(text="Collections (* = used here):\n" + "\n".join(lines) + f"\nThis channel picks from {using}.")
@@ -210,25 +210,27 @@ class ChannelCommands(Feature):
     # --- posts ------------------------------------------------------------------------
 
     def today(self, incoming: Incoming, args: str) -> Reply:
+        """Every paper posted here today (the paper of the day, `next` and `discuss`
+        picks), newest first; else when the next is due."""
         if args.strip():
             raise UsageError("`today` takes no arguments.")
         channel = self.channels.get(incoming.channel)
         now = self.clock()
         posted = self._posted_today(channel, now)
-        if posted is not None:
-            paper, reason = posted
-            return Reply(text="Today's paper:", cards=[card(paper, self.daily.search.tokenizer, reason=reason)])
-        return Reply(text=describe_next(channel, now))
+        if not posted:
+            return Reply(text=describe_next(channel, now))
+        tokenizer = self.daily.search.tokenizer
+        heading = "Today's paper:" if len(posted) == 1 else f"Today's {len(posted)} papers, newest first:"
+        return Reply(text=heading, cards=[card(paper, tokenizer, reason=reason) for paper, reason in posted])
 
-    def _posted_today(self, channel: ChannelSettings, now: datetime):
-        if channel.schedule is None:
-            return None
-        day = now.astimezone(channel.schedule.tz).date()
-        for post in self.channels.history(channel.id, HISTORY_MAX):
-            if post.kind == "daily" and post.local_date == day:
-                paper = self.library.get_many([post.paper_id]).get(post.paper_id)
-                return (paper, post.reason) if paper else None
-        return None
+    def _posted_today(self, channel: ChannelSettings, now: datetime) -> list[tuple]:
+        """(paper, why) of the posts made today in the channel's zone (UTC without a schedule)."""
+        zone = channel.schedule.tz if channel.schedule else timezone.utc
+        day = now.astimezone(zone).date()
+        posts = [p for p in self.channels.history(channel.id, HISTORY_MAX)
+                 if (p.local_date or as_utc(p.posted_at).astimezone(zone).date()) == day]
+        papers = self.library.get_many(p.paper_id for p in posts)
+        return [(papers[p.paper_id], p.reason) for p in posts if p.paper_id in papers]
 
     def next(self, incoming: Incoming, args: str) -> Reply:
         if args.strip():
@@ -269,12 +271,31 @@ def describe_topics(channel: ChannelSettings) -> str:
 def describe_next(channel: ChannelSettings, now: datetime) -> str:
     if channel.schedule is None or not channel.enabled:
         return describe_schedule(channel)
-    after = channel.paused_until
-    slot = channel.schedule.next_slot(now, after=after)
-    local = slot.astimezone(channel.schedule.tz)
+    schedule = channel.schedule
+    paused = channel.paused_until if channel.paused_on(now.astimezone(schedule.tz).date()) else None
+    slot = schedule.next_slot(now, after=paused)
+    due = f"{slot.astimezone(schedule.tz):%A %d %B %H:%M} {schedule.zone}"
+    if paused is not None:  # weeks away: a countdown in hours would say nothing
+        return (f"No paper today: the schedule is paused until {paused:%Y-%m-%d}; the next is due {due}. "
+                "`schedule resume` ends the pause now.")
     hours, minutes = divmod(int((slot - now).total_seconds() // 60), 60)
-    return f"No paper yet today. The next is due {local:%A %d %B %H:%M} {channel.schedule.zone} (in {hours}h {minutes:02d}m)."
+    return f"No paper yet today. The next is due {due} (in {hours}h {minutes:02d}m)."
 
+
+def _changed_schedule(parsed: ScheduleChange) -> Callable[[Channel], None]:
+    """The parts named replace the row's own (read in the writing transaction, so two
+    managers changing different parts at once both count); setting any part switches
+    the schedule on."""
+
+    def change(row: Channel) -> None:
+        try:
+            schedule = parsed.applied_to(ChannelSettings.of(row).schedule)
+        except ScheduleError as problem:
+            raise UsageError(str(problem)) from None
+        row.post_time, row.timezone = f"{schedule.post_time:%H:%M}", schedule.zone
+        row.days, row.enabled = ",".join(schedule.days), True
+
+    return change
 
 
 def _set(**values) -> Callable[[Channel], None]:

@@ -411,14 +411,14 @@ class DailyPosts:
         (the unique constraint decides, so two clicks at once make one post)."""
         try:
             with self.db.session() as session:
-                post = Post(channel_id=channel.id, paper_id=paper.id, kind="manual", state="sent",
+                post = Post(channel_id=channel.id, paper_id=paper.id, kind="discussion", state="sent",
                             local_date=None, posted_at=now, matched=[], reason=reason)
                 session.add(post)
                 session.flush()
                 post_id = post.id
         except IntegrityError:
             return None
-        reply = self.replies.post(channel, paper, Pick(paper.id, (), 0.0, False), None, post_id)
+        reply = self.replies.post(channel, paper, Pick(paper.id, (), 0.0, False), None, post_id, "discussion")
         reply.cards[0].reason = reason
         return reply
 

@@ -23,22 +23,21 @@ class PostReplies:
     def rerendered(self, post: Post, paper: Paper, tally_line: str) -> Reply:
         """A sent post again, with the reason it was given then and its current tally."""
         hit = Hit(paper.id, 0.0, tuple(post.matched)) if post.matched else None
-        heading = f"Paper of the day, {post.local_date:%A %d %B %Y}" if post.local_date else "Next paper"
         return Reply(
-            text=f"{heading}: {readable(paper.title)}\n{tally_line}",
+            text=f"{heading(post.kind, post.local_date)}: {readable(paper.title)}\n{tally_line}",
             cards=[card(paper, self.tokenizer, hit, reason=post.reason)],
             actions=vote_actions(post.id, paper.id),
             post_id=post.id,
         )
 
     def post(
-        self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None, post_id: int | None
+        self, channel: ChannelSettings, paper: Paper, pick: Pick, day: date | None, post_id: int | None,
+        kind: str = "manual",
     ) -> Reply:
         reason = self.reason(channel, paper, pick)
         hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
-        heading = f"Paper of the day, {day:%A %d %B %Y}" if day else "Next paper"
         return Reply(
-            text=f"{heading}: {readable(paper.title)}",
+            text=f"{heading(kind, day)}: {readable(paper.title)}",
             cards=[card(paper, self.tokenizer, hit, reason=reason)],
             actions=vote_actions(post_id, paper.id) if post_id is not None else [],
             open_thread=_thread_name(readable(paper.title)),
@@ -69,6 +68,16 @@ class PostReplies:
             "A tour of the corpus: this channel has no topics yet (`topics add WORDS` steers the picks, "
             "and so do votes); chosen to differ from the last posts."
         )
+
+
+HEADINGS = {"manual": "Next paper", "discussion": "For discussion"}  # by the post's kind
+
+
+def heading(kind: str, day: date | None) -> str:
+    """What a post is: the paper of the day (its date), a `next` pick, a `discuss` post."""
+    if day is not None:
+        return f"Paper of the day, {day:%A %d %B %Y}"
+    return HEADINGS.get(kind, "Next paper")
 
 
 def vote_actions(post_id: int, paper_id: int) -> list[Action]:

@@ -8,7 +8,7 @@ from bot.channels.channels import Channels
 from bot.corpus.library import Library
 from bot.feature import Feature, Features
 from bot.grammar import Command, Param, UsageError
-from bot.messages import Incoming, Reply
+from bot.messages import Incoming, Reply, counted
 from bot.search.query import Query
 from bot.search.service import SearchService
 from store.models import Paper
@@ -64,7 +64,8 @@ class Lookup(Feature):
             return Reply(text=index.unknown_filter(query) or spelling.no_match(args))
         papers = self.library.get_many(h.paper_id for h in hits)
         cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
-        text = f"Top {len(cards)} of {index.live_count():,} papers for `{args}`:"
+        # Of the papers the filters leave, not of the whole corpus.
+        text = f"Top {len(cards)} of {counted(index.filtered_count(query), 'paper')} for `{args}`:"
         note = spelling.note()
         return Reply(text=f"{text}\n{note}" if note else text, cards=cards)
 

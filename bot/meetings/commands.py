@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.corpus.library import Library
@@ -23,13 +23,14 @@ from bot.channels.schedule import (
 )
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
-from bot.messages import Deliver, Incoming, PaperCard, Reply
+from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
 
 log = logging.getLogger(__name__)
 
 SESSIONS_DEFAULT = 5
 SESSIONS_MAX = 50
+VOLUNTEER_AHEAD = 2  # meetings a volunteer may be assigned to: the next, or the one after
 
 
 class MeetingCommands(Feature):
@@ -60,15 +61,15 @@ class MeetingCommands(Feature):
 
     def commands(self) -> list[Command]:
         return [
-            Command("session", "session · session every DAY HH:MM [ZONE] · session off · session skip YYYY-MM-DD"
-                    " · session calendar [reset]",
+            Command("session", "session · session every DAY HH:MM [ZONE] (one part alone changes just that part)"
+                    " · session off · session skip YYYY-MM-DD · session calendar [reset]",
                     "The group's weekly meeting (managers set it, switch it off, skip a date, or get its "
                     "calendar feed's link).",
                     "session every tue 17:00 Europe/Berlin", self.session, with_arguments,
                     brief="The group's weekly meeting (managers set it, switch it off or skip a date).",
-                    params=(Param("day", "the weekday the group meets", choices=WEEKDAYS),
-                            Param("time", "24-hour HH:MM, e.g. 17:00"),
-                            Param("zone", "an IANA time zone (default UTC)", suggest=zone_names()),
+                    params=(Param("day", "the weekday the group meets (left out: kept)", choices=WEEKDAYS),
+                            Param("time", "24-hour HH:MM, e.g. 17:00 (left out: kept)"),
+                            Param("zone", "an IANA time zone (left out: kept, at first UTC)", suggest=zone_names()),
                             Param("off", "switch the meeting off", kind="flag"),
                             Param("skip", "no meeting on this date, YYYY-MM-DD")),
                     written="{off} [skip {skip}] [every {day} {time} {zone}]"),
@@ -101,8 +102,9 @@ class MeetingCommands(Feature):
         if not words:
             return Reply(text=self._describe(channel.id))
         action = words[0].lower()
-        if action == "every":
-            plan = _parse_plan(words[1:])
+        if action not in ("off", "skip", "calendar"):
+            parts = words[1:] if action == "every" else words
+            plan = _parse_plan(parts, self.meetings.plan(channel.id))
             require_manager(incoming, "set the meeting")
             self.meetings.set_plan(channel.id, plan)
         elif action == "off" and len(words) == 1:
@@ -121,8 +123,8 @@ class MeetingCommands(Feature):
             require_manager(incoming, "get the meetings' calendar link")
             return self.calendar_link(incoming, words[1:])
         else:
-            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]`, `session off`, `session skip DATE` "
-                             "or `session calendar [reset]`.")
+            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]` (or one part of it), `session off`, "
+                             "`session skip DATE` or `session calendar [reset]`.")
         return Reply(text=f"Done. {self._describe(channel.id)}")
 
     def _skippable(self, channel_id: int, text: str):
@@ -178,8 +180,9 @@ class MeetingCommands(Feature):
             if not rota:
                 return Reply(text="No presenters yet: `presenters add @member...`.")
             counts = self.meetings.presentation_counts(channel.id, self.clock())
-            lines = [f"@{p.user_id}: presented {counts.get(p.user_id, (0, None))[0]}"
-                     + (" (volunteered for next)" if p.volunteered_at else "") for p in rota]
+            presenting = self.meetings.presenting(channel.id, self.clock())
+            lines = [f"@{p.user_id}: presented {counted(counts.get(p.user_id, (0, None))[0], 'time')}"
+                     + _coming(p, presenting.get(p.user_id)) for p in rota]
             return Reply(text="Presenter rota:\n" + "\n".join(lines))
         action, names = words[0].lower(), words[1:]
         if action not in ("add", "remove") or not names:
@@ -199,26 +202,45 @@ class MeetingCommands(Feature):
         return self.presenters(incoming, "")
 
     def volunteer(self, incoming: Incoming, args: str) -> Reply:
+        """The volunteer presents the next meeting that has no presenter yet, assigned now
+        (so `swap` and `presenters` agree with this reply at once)."""
         if args.strip():
             raise UsageError("`volunteer` takes no arguments.")
         channel = self.channels.get(incoming.channel)
-        if self.meetings.plan(channel.id) is None:
-            return Reply(text="There is no meeting to present at yet: a manager sets one with "
+        plan = self.meetings.plan(channel.id)
+        if plan is None or not plan.enabled:
+            return Reply(text="There is no meeting to present at: a manager sets one with "
                          "`session every DAY HH:MM [ZONE]`.", ephemeral=True, ok=False)
-        self.meetings.add_presenters(channel.id, [incoming.user.user_id], self.clock(), volunteer=True)
-        return Reply(text=f"Thanks @{incoming.user.user_id}: you present at the next meeting that has a paper.")
+        user, now = incoming.user.user_id, self.clock()
+        self.meetings.add_presenters(channel.id, [user], now)
+        taken: list[tuple[str, str]] = []  # (presenter, date) of the meetings before
+        for day, start in self.meetings.upcoming(channel.id, plan, now, VOLUNTEER_AHEAD):
+            presenter = self.meetings.take_presentation(channel.id, day, start, user)
+            when = f"{day:%A %d %B}"
+            if presenter == user:
+                return Reply(text=f"Thanks @{user}: " + _your_turn(when, taken))
+            taken.append((presenter, when))
+        self.meetings.add_presenters(channel.id, [user], now, volunteer=True)
+        return Reply(text=f"Thanks @{user}: the next {VOLUNTEER_AHEAD} meetings have presenters; "
+                          "you present at the first one after them that has a paper.")
 
     def swap(self, incoming: Incoming, args: str) -> Reply:
+        """Hand over the asker's next presentation; a manager who presents none hands over
+        the next meeting's."""
         words = args.split()
         if len(words) != 1:
             raise UsageError("Name one member: `swap @member`.")
         other = _members(words)[0]
         channel = self.channels.get(incoming.channel)
-        plan = self.meetings.plan(channel.id)
-        upcoming = self.meetings.next_meeting(channel.id, plan, self.clock()) if plan else None
-        meeting = self.meetings.meeting(channel.id, upcoming[0]) if upcoming else None
+        now = self.clock()
+        meeting = self.meetings.next_presentation(channel.id, incoming.user.user_id, now)
+        if meeting is None:
+            plan = self.meetings.plan(channel.id)
+            upcoming = self.meetings.next_meeting(channel.id, plan, now) if plan else None
+            meeting = self.meetings.meeting(channel.id, upcoming[0]) if upcoming else None
         if meeting is None or meeting.presenter is None:
-            return Reply(text="No presenter is assigned yet for the next meeting.", ephemeral=True, ok=False)
+            return Reply(text="No presenter is assigned yet for the next meeting: `volunteer` takes it, or the "
+                              "rota assigns one a day before.", ephemeral=True, ok=False)
         if meeting.presenter != incoming.user.user_id and not incoming.user.is_manager:
             return Reply(text=f"Only @{meeting.presenter} (or a manager) can hand this presentation over.",
                          ephemeral=True, ok=False)
@@ -262,8 +284,8 @@ class MeetingCommands(Feature):
         for m in past:
             paper = papers.get(m.paper_id)
             what = f"“{readable(paper.title)}” [{paper.id}]" if paper else "no paper"
-            count = len(notes.get(m.paper_id, []))
-            lines.append(f"{m.local_date:%Y-%m-%d}: {what}, presented by @{m.presenter or 'nobody'}, {count} notes")
+            noted = counted(len(notes.get(m.paper_id, [])), "note")
+            lines.append(f"{m.local_date:%Y-%m-%d}: {what}, presented by @{m.presenter or 'nobody'}, {noted}")
         return Reply(text="Past meetings, newest first:\n" + "\n".join(lines))
 
     # --- reminders -----------------------------------------------------------------------
@@ -299,16 +321,53 @@ class MeetingCommands(Feature):
         return Reply(text=text, link_to=discussion)
 
 
-def _parse_plan(words: list[str]) -> Plan:
-    if not 2 <= len(words) <= 3:
-        raise UsageError("Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin.")
+SESSION_HOW = "Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin"
+
+
+def _parse_plan(words: list[str], current: Plan | None) -> Plan:
+    """A day, a time and a zone, each optional and in any order: the parts named replace
+    the current plan's, so `session every wed` keeps the time and zone. Setting any part
+    switches the meeting on (there is no other way back from `session off`)."""
+    if not 1 <= len(words) <= 3:
+        raise UsageError(f"{SESSION_HOW}, or name one part to change it.")
+    parts: dict[str, object] = {}
     try:
-        days = parse_days(words[0])
-        if len(days) != 1:
-            raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
-        return Plan(days[0], parse_time(words[1]), parse_zone(words[2]) if len(words) == 3 else "UTC", True)
+        for word in words:
+            kind, value = _plan_part(word)
+            if kind in parts:
+                raise ScheduleError(f"`{word}`: give one {kind} only")
+            parts[kind] = value
     except ScheduleError as problem:
         raise UsageError(str(problem)) from None
+    if current is None and not {"day", "time"} <= parts.keys():
+        raise UsageError(f"There is no meeting yet: give its day and time. {SESSION_HOW}.")
+    base = current or Plan("mon", time(0, 0), "UTC", True)
+    return Plan(parts.get("day", base.weekday), parts.get("time", base.local_time),
+                parts.get("zone", base.zone), True)
+
+
+def _plan_part(word: str) -> tuple[str, object]:
+    if word[:1].isdigit():
+        return "time", parse_time(word)
+    if "/" not in word and word.upper() != "UTC":
+        days = parse_days(word)
+        if len(days) != 1:
+            raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
+        return "day", days[0]
+    return "zone", parse_zone(word)
+
+
+def _coming(presenter, day) -> str:
+    if day is not None:
+        return f" (presents {day:%A %d %B})"
+    return " (volunteered for next)" if presenter.volunteered_at else ""
+
+
+def _your_turn(when: str, taken: list[tuple[str, str]]) -> str:
+    if not taken:
+        return f"you present at the next meeting, {when}."
+    before = ", ".join(f"@{who} presents on {day}" for who, day in taken)
+    return f"{before}, so you present at the one after, {when}."
 
 
 def _members(names: list[str]) -> list[str]:

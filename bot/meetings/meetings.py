@@ -118,6 +118,53 @@ class Meetings:
                 return day, plan.start(day)
         return None
 
+    def upcoming(self, channel_id: int, plan: Plan, now: datetime, count: int) -> list[tuple[date, datetime]]:
+        """The next `count` meetings after `now` that are not skipped."""
+        found: list[tuple[date, datetime]] = []
+        while len(found) < count:
+            after = found[-1][1] if found else now
+            following = self.next_meeting(channel_id, plan, after)
+            if following is None:
+                break
+            found.append(following)
+        return found
+
+    def take_presentation(self, channel_id: int, day: date, start: datetime, user: str) -> str:
+        """Make `user` the presenter of the meeting on `day` unless it has one (its row is
+        created now if need be, as a reminder would); who presents it afterwards."""
+        with self.db.session() as session:
+            session.execute(
+                upsert_insert(session, Meeting)
+                .values(channel_id=channel_id, local_date=day, starts_at=start)
+                .on_conflict_do_nothing(index_elements=["channel_id", "local_date"])
+            )
+            session.execute(
+                update(Meeting).where(Meeting.channel_id == channel_id, Meeting.local_date == day,
+                                      Meeting.presenter.is_(None))
+                .values(presenter=user)
+            )
+            return session.scalar(select(Meeting.presenter).where(Meeting.channel_id == channel_id,
+                                                                  Meeting.local_date == day))
+
+    def presenting(self, channel_id: int, now: datetime) -> dict[str, date]:
+        """Per member: the first meeting to come they are down to present."""
+        with self.db.session() as session:
+            rows = session.execute(
+                select(Meeting.presenter, Meeting.local_date)
+                .where(Meeting.channel_id == channel_id, Meeting.presenter.is_not(None), Meeting.starts_at > now)
+                .order_by(Meeting.starts_at.desc())
+            ).all()
+        return {user: day for user, day in rows}  # the earliest wins: it comes last
+
+    def next_presentation(self, channel_id: int, user: str, now: datetime) -> Meeting | None:
+        """The first meeting to come that `user` presents."""
+        with self.db.session() as session:
+            return session.scalar(
+                select(Meeting).where(Meeting.channel_id == channel_id, Meeting.presenter == user,
+                                      Meeting.starts_at > now)
+                .order_by(Meeting.starts_at).limit(1)
+            )
+
     def meeting(self, channel_id: int, day: date) -> Meeting | None:
         with self.db.session() as session:
             return session.scalar(select(Meeting).where(Meeting.channel_id == channel_id, Meeting.local_date == day))
@@ -199,7 +246,7 @@ class Meetings:
             if meeting_id is None:
                 return None
             meeting = session.get(Meeting, meeting_id)
-            if meeting.presenter is None and meeting.paper_id is None:
+            if meeting.paper_id is None:
                 self._assign(session, meeting, now)
             return Reminder(channel_id, meeting.id, kind, day, start, meeting.paper_id, meeting.presenter)
 
@@ -222,7 +269,8 @@ class Meetings:
             .order_by(QueueItem.added_at, QueueItem.id)
             .limit(1)
         )
-        if meeting.paper_id is not None:
+        # A volunteer may be down to present already (`volunteer` assigns at once).
+        if meeting.paper_id is not None and meeting.presenter is None:
             meeting.presenter = self._next_presenter(session, meeting)
 
     def _next_presenter(self, session, meeting: Meeting) -> str | None:

@@ -9,6 +9,7 @@ from datetime import datetime
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.memory.chart import votes_chart
+from bot.messages import counted
 from bot.memory.record import ChannelRecord, Entry, matches
 from bot.search.tokens import Tokenizer
 
@@ -25,6 +26,7 @@ class ArchivePage:
             trim_blocks=True,
             lstrip_blocks=True,
         )
+        self.templates.filters["counted"] = counted  # "1 meeting", "2 meetings"
 
     def render(self, record: ChannelRecord, name: str, query: str, bib_href: str, nonce: str,
                now: datetime) -> str:

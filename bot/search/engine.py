@@ -91,6 +91,10 @@ class Searcher(Engine, Protocol):
         """The k best papers for a typed query; filters alone list papers in id order."""
         ...
 
+    def filtered_count(self, query: Query) -> int:
+        """How many live papers pass the query's filters (all of them without filters)."""
+        ...
+
     def spellcheck(self, query: Query) -> Spellcheck:
         """The query's words no paper has, and what they may have meant."""
         ...

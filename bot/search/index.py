@@ -31,8 +31,11 @@ from bot.search.tokens import Tokenizer
 # title holds nearly all of the query's: "graph coarsening neural networks" is the title
 # "Graph Coarsening with Neural Networks", while "graph neural networks" is a topic.
 TITLE_POOL = 50
-TITLE_COVERED = 0.6  # share of the title's terms the query must contain
-QUERY_COVERED = 0.8  # share of the query's terms the title must contain
+# A title match needs the query to be the title: the same terms (stemmed, stop words and
+# case and hyphens aside), every one of the title's and nothing more. Partial covers
+# promoted "Graph Coarsening with Neural Networks" for `graph neural networks`.
+TITLE_COVERED = 1.0  # share of the title's terms the query must contain
+QUERY_COVERED = 1.0  # share of the query's terms the title must contain
 LISTED_MAX = 10  # values an unknown filter's reply lists: the most used ones, then "…"
 _FIELD_NAMES = {
     "track": ("track", "tracks"),
@@ -159,6 +162,10 @@ class SearchIndex:
             for value in values:
                 mask &= self._field_mask(fld, value)
         return mask
+
+    def filtered_count(self, query: Query) -> int:
+        allowed = self.filter_mask(query.filters)
+        return self.live_count() if allowed is None else int(np.count_nonzero(allowed))
 
     def _field_mask(self, fld: str, value: str) -> np.ndarray:
         if fld == "author":

@@ -29,7 +29,7 @@ from bot.grammar import (
     require_manager,
 )
 from bot.meetings.meetings import Meetings
-from bot.messages import Action, Deliver, Incoming, Reply
+from bot.messages import Action, Deliver, Incoming, Reply, counted
 from bot.search.query import Query, QueryError
 from bot.search.service import SearchService
 from bot.votes.polls import Option, PollRefused, Polls, PollView
@@ -426,11 +426,11 @@ class VoteCommands(Feature):
         channel = self.channels.get(incoming.channel)
         ranked = self.votes.top(channel.id, self.clock() - timedelta(days=days))
         if not ranked:
-            return Reply(text=f"No votes on posts here in the last {days} days.")
+            return Reply(text=f"No votes on posts here in the last {counted(days, 'day')}.")
         papers = self.library.get_many(p.paper_id for p, _ in ranked)
         lines = [f"{n}. [{p.paper_id}] {readable(papers[p.paper_id].title)} ({t.describe()})"
                  for n, (p, t) in enumerate(ranked, 1)]
-        return Reply(text=f"Most wanted in the last {days} days:\n" + "\n".join(lines))
+        return Reply(text=f"Most wanted in the last {counted(days, 'day')}:\n" + "\n".join(lines))
 
     def stats(self, incoming: Incoming, args: str) -> Reply:
         days = _days(args)
@@ -438,9 +438,9 @@ class VoteCommands(Feature):
         numbers = self.votes.participation(channel.id, self.clock() - timedelta(days=days))
         voters = ", ".join(f"{user} ({count})" for user, count in numbers["top_voters"]) or "nobody yet"
         return Reply(
-            text=(f"Last {days} days: {numbers['posts']} posts, {numbers['votes']} votes from "
-                  f"{numbers['voters']} members. Most active: {voters}. "
-                  f"Reading queue: {len(self.polls.queue(channel.id))} papers.")
+            text=(f"Last {counted(days, 'day')}: {counted(numbers['posts'], 'post')}, {_votes(numbers['votes'])} from "
+                  f"{counted(numbers['voters'], 'member')}. Most active: {voters}. "
+                  f"Reading queue: {counted(len(self.polls.queue(channel.id)), 'paper')}.")
         )
 
 
@@ -479,7 +479,8 @@ def _days(args: str) -> int:
 
 
 def _votes(count: int) -> str:
-    return "1 vote" if count == 1 else f"{count} votes"
+    return counted(count, "vote")
+
 
 
 def _short(title: str, limit: int = 60) -> str:

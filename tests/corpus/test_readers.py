@@ -602,3 +602,18 @@ def test_record_lines_point_at_the_record(fmt: str) -> None:
             assert record.title in map(clean_space, lines[record.line : record.line + 3])
         else:
             assert title_key(record.title) in title_key(start), (record.line, record.title)
+
+
+def test_a_latex_command_that_lost_its_backslash_after_a_tie_leaves_no_stray_brace() -> None:
+    """Issue 28, finding 10: AdaGCN's abstract ends "AdaGCN~footnote{Code is available at
+    \\url{...}.}." in the export; the card showed "available at <...>.}."."""
+    from bot.cards.latex import readable
+    from bot.corpus.openreview import parse
+
+    text = ("## AdaGCN\n- abstract@[Poster](https://openreview.net/forum?id=x): the approach "
+            "AdaGCN~footnote{Code is available at \\url{https://github.com/datake/AdaGCN}.}.\n")
+    abstract = parse(text, "t.md")[0].abstract
+    assert abstract.endswith("AdaGCN~\\footnote{Code is available at \\url{https://github.com/datake/AdaGCN}.}.")
+    assert readable(abstract).endswith("[Code is available at <https://github.com/datake/AdaGCN>.].")
+    shown = readable(next(r.abstract for r in records_of("openreview") if r.title.startswith("AdaGCN")))
+    assert "}" not in shown

@@ -6,7 +6,7 @@ from datetime import date, datetime, time, timedelta, timezone
 
 import pytest
 
-from bot.channels.schedule import Schedule, ScheduleError, parse_schedule
+from bot.channels.schedule import Schedule, ScheduleError, parse_change, parse_schedule
 
 UTC = timezone.utc
 GRACE = timedelta(hours=3)
@@ -79,3 +79,16 @@ def test_a_pause_months_ahead_still_finds_the_slot_after_it():
     daily = parse_schedule(["09:00"])
     after = datetime(2026, 11, 23, 10, 0, tzinfo=timezone.utc)
     assert daily.next_slot(after, after=date(2027, 3, 1)) == datetime(2027, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+
+def test_a_partial_schedule_changes_only_the_parts_it_names():
+    berlin = Schedule(time(9, 0), "Europe/Berlin", ("mon", "tue", "wed", "thu", "fri"))
+    assert parse_change(["9:30"]).applied_to(berlin) == Schedule(time(9, 30), "Europe/Berlin", berlin.days)
+    assert parse_change(["weekends"]).applied_to(berlin) == Schedule(time(9, 0), "Europe/Berlin", ("sat", "sun"))
+    assert parse_change(["Asia/Tokyo"]).applied_to(berlin) == Schedule(time(9, 0), "Asia/Tokyo", berlin.days)
+    assert parse_change(["fri", "UTC"]).applied_to(berlin) == Schedule(time(9, 0), "UTC", ("fri",))
+    with pytest.raises(ScheduleError, match="no schedule yet"):
+        parse_change(["weekends"]).applied_to(None)
+    for words in (["09:00", "10:00"], ["UTC", "Europe/Berlin"], ["daily", "weekends"], ["9"]):
+        with pytest.raises(ScheduleError):
+            parse_change(words)

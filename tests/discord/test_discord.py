@@ -243,8 +243,8 @@ def test_meeting_commands_name_members_with_discord_mentions(seeded_copy):
         ana = FakeMember(123456789012345678, "ana")
         rota = await bot.use("presenters", manager=True, action="add", member=ana, more="<@223456789012345678>")
         # The core keeps the ids; members read names: <@id> renders as one (and never pings).
-        assert rota.public()[0].content == ("Presenter rota:\n<@123456789012345678>: presented 0\n"
-                                            "<@223456789012345678>: presented 0")
+        assert rota.public()[0].content == ("Presenter rota:\n<@123456789012345678>: presented 0 times\n"
+                                            "<@223456789012345678>: presented 0 times")
         refused = await bot.use("presenters", action="remove", member=ana)
         assert "Only channel managers" in refused.private()[0].content
         noted = await bot.use("notes", user_id=123456789012345678, paper="12", text="section 4 is the key result")

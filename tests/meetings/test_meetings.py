@@ -208,3 +208,55 @@ def test_settings_shows_the_channel_in_one_reply(seeded_copy):
                  "every Thu at 17:00 Europe/Berlin", "Skipped: Thu 03 Dec", "Presenters: @ana",
                  "2. [", "1 vote", "Vote with `vote OPTION`"):
         assert part in shown.text, (part, shown.text)
+
+
+def test_changing_one_part_of_the_meeting_keeps_the_others(seeded_copy):
+    """Issue 28, finding 7, for `session`: a day, a time or a zone alone changes only that."""
+    services = build_services(seeded_copy, clock=Clock(START))
+    boss = session_for(services, "ann", manager=True)
+    assert boss.send("session every tue 17:00 Europe/Berlin").ok
+    steps = [
+        ("session every wed", "every Wed at 17:00 Europe/Berlin"),
+        ("session 18:30", "every Wed at 18:30 Europe/Berlin"),
+        ("session every europe/paris", "every Wed at 18:30 Europe/Paris"),
+        ("session off", None),
+        ("session thursday 9:00", "every Thu at 09:00 Europe/Paris"),  # setting a part switches it on
+    ]
+    for command, whole in steps:
+        reply = boss.send(command)
+        assert reply.ok, (command, reply.text)
+        if whole:
+            assert reply.text.startswith(f"Done. The group meets {whole}. Next: "), (command, reply.text)
+    assert services.meetings.plan(services.channels.get(boss.channel).id).enabled
+
+
+def test_a_meeting_part_without_a_meeting_asks_for_day_and_time(seeded_copy):
+    services = build_services(seeded_copy, clock=Clock(START))
+    boss = session_for(services, "ann", manager=True)
+    for command in ("session every wed", "session 18:00", "session Europe/Berlin", "session every tue wed 17:00",
+                    "session every 17:00 18:00", "session every mon,wed 17:00"):
+        reply = boss.send(command)
+        assert not reply.ok and "Usage:" in reply.text, (command, reply.text)
+    assert "no meeting yet" in boss.send("session every wed").text
+    assert services.meetings.plan(services.channels.get(boss.channel).id) is None
+
+
+def test_a_volunteer_is_the_next_presenter_at_once_and_can_swap(seeded_copy):
+    """Issue 28, finding 10: `volunteer` said "you present at the next meeting", then the
+    same member's `swap @alice` said "No presenter is assigned yet"."""
+    clock = Clock(START)  # Monday; the meeting is on Wednesday, no reminder has run yet
+    services = build_services(seeded_copy, clock=clock)
+    boss, ben = session_for(services, "ana", manager=True), session_for(services, "ben")
+    assert boss.send("session every wed 17:00 UTC").ok
+    assert ben.send("volunteer").text == "Thanks @ben: you present at the next meeting, Wednesday 02 December."
+    assert "@ben: presented 0 times (presents Wednesday 02 December)" in boss.send("presenters").text
+    assert ben.send("swap @alice").text == "@alice now presents on Wednesday 02 December."
+    # A second volunteer takes the meeting after, and says which.
+    assert session_for(services, "cy").send("volunteer").text == (
+        "Thanks @cy: @alice presents on Wednesday 02 December, so you present at the one after, "
+        "Wednesday 09 December.")
+    _fill_queue(boss, ["graph biconnectivity"])
+    sent: list[str] = []
+    clock.now = datetime(2026, 12, 1, 17, 0, tzinfo=UTC)
+    services.core.tick(clock.now, lambda channel, reply: sent.append(reply.text) or "ref", ["console"])
+    assert len(sent) == 1 and "presented by @alice" in sent[0]
