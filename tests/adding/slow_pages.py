@@ -78,8 +78,14 @@ class SlowPages:
             head = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {DRIP_BYTES}\r\n\r\n"
             connection.sendall(head.encode())
             self._drip(connection, b"x" * DRIP_BYTES)
-        else:  # silent
-            self.stopping.wait(DRIP_BYTES * DRIP_SECONDS)
+        else:  # silent, until the reader hangs up (so `open` counts readers still waiting)
+            connection.settimeout(DRIP_SECONDS)
+            for _ in range(DRIP_BYTES):
+                try:
+                    if not connection.recv(1) or self.stopping.is_set():
+                        return
+                except TimeoutError:
+                    continue
 
     def _drip(self, connection: socket.socket, data: bytes) -> None:
         for n in range(len(data)):
