@@ -250,7 +250,8 @@ class Cutoffs:
     A socket timeout bounds one read; a server that sends a byte every 0.2 s passes
     every such check while holding the reader for as long as it likes. Shutting the
     socket down wakes a read blocked in any thread at once. `cut_all` ends every
-    request in flight (the process is stopping)."""
+    request in flight (the process is stopping). The thread runs only while there are
+    requests to watch."""
 
     def __init__(self):
         self._changed = threading.Condition()
@@ -268,6 +269,7 @@ class Cutoffs:
     def forget(self, connection: http.client.HTTPConnection) -> None:
         with self._changed:
             self._watched.pop(id(connection), None)
+            self._changed.notify()  # the watchdog ends once nothing is left to watch
 
     def cut_all(self) -> None:
         with self._changed:
@@ -278,12 +280,15 @@ class Cutoffs:
     def _run(self) -> None:
         while True:
             with self._changed:
+                if not self._watched:  # nothing in flight: the thread ends (`watch` starts another)
+                    self._thread = None
+                    return
                 now = time.monotonic()
                 due = [key for key, (deadline, _) in self._watched.items() if deadline <= now]
                 expired = [self._watched.pop(key)[1] for key in due]
-                nearest = min((deadline for deadline, _ in self._watched.values()), default=None)
+                nearest = min((deadline for deadline, _ in self._watched.values()), default=now)
                 if not expired:
-                    self._changed.wait(None if nearest is None else nearest - now)
+                    self._changed.wait(nearest - now)
             for connection in expired:
                 _cut(connection)
 
