@@ -70,10 +70,6 @@ class Providers:
         jobs: list[Job] = [([(ARXIV, i) for i in batch], self._arxiv_job(batch, deadline)) for batch in batches]
         return jobs + [([ref], self._one_job(ref, deadline)) for ref in refs if ref[0] != ARXIV]
 
-    def records(self, refs: list[Ref], deadline: float | None = None) -> dict[Ref, PaperRecord | AddProblem]:
-        """Each reference's record, or why there is none, one request after another."""
-        return {ref: outcome for _refs, job in self.jobs(refs, deadline) for ref, outcome in job().items()}
-
     def _arxiv_job(self, ids: list[str], deadline: float | None):
         def job() -> dict[Ref, PaperRecord | AddProblem]:
             try:

@@ -19,6 +19,7 @@ import http.client
 import ipaddress
 import logging
 import os
+import re
 import socket
 import ssl
 import threading
@@ -136,7 +137,7 @@ class ChatFetcher:
         scheme, host = parts.scheme.lower(), parts.hostname or ""
         if scheme not in ("http", "https") or not host:
             raise FetchFailed("refused", f"{url}: only http and https links are fetched")
-        port = readable_port(url)
+        port, host = readable_port(url), readable_host(host)
         address = self._vetted(host, port) if vet else None
         connection = _connection(scheme, host, port, address, _left(deadline, url))
         self.cutoffs.watch(connection, deadline)
@@ -223,25 +224,47 @@ def link_problem(url: str) -> str | None:
 def readable_port(url: str) -> int:
     parts = urlsplit(url)
     try:
-        return parts.port or (443 if parts.scheme.lower() == "https" else 80)
-    except ValueError:
-        raise FetchFailed("unreadable", f"{url}: not a valid port") from None
+        port = parts.port
+    except ValueError:  # :abc, :99999
+        port = 0
+    if port == 0:
+        raise FetchFailed("unreadable", f"{url}: not a valid port")
+    return port or (443 if parts.scheme.lower() == "https" else 80)
 
 
-def readable_host(host: str) -> None:
-    """A host the resolver will take: an IP address, or a name IDNA 2008 (with UTS 46
-    mapping, as browsers) encodes with every label 1-63 characters."""
+_ASCII_LABEL = re.compile(r"[A-Za-z0-9_-]{1,63}")
+
+
+def readable_host(host: str) -> str:
+    """The host in the ASCII form DNS, SNI and the Host header take. It must be an IP
+    address, or a name of at most 253
+    characters whose labels are 1-63 characters each: ASCII ones letters, digits, `-`
+    and `_` (which DNS allows), the others what IDNA 2008 (UTS 46 mapping, as browsers)
+    encodes, `xn--` ones valid Punycode."""
     try:
         ipaddress.ip_address(host.split("%", 1)[0])
-        return
+        return host
     except ValueError:
         pass
+    encoded = ".".join(_label(label, host) for label in host.removesuffix(".").split("."))
+    if len(encoded) > 253:
+        raise FetchFailed("unreadable", f"{host[:80]}...: a host name longer than 253 characters")
+    return encoded
+
+
+def _label(label: str, host: str) -> str:
     try:
-        encoded = idna.encode(host, uts46=True)
+        if label.isascii() and not label.lower().startswith("xn--"):
+            if not _ASCII_LABEL.fullmatch(label):
+                raise idna.IDNAError(f"label {label[:70]!r} is empty, too long or has characters a name cannot")
+            return label
+        encoded = idna.encode(label, uts46=True).decode("ascii")
+        idna.decode(encoded)  # an xn-- label that is not valid Punycode fails here
     except (idna.IDNAError, UnicodeError) as problem:
         raise FetchFailed("unreadable", f"{host[:80]}: not a host name ({problem})") from None
-    if len(encoded) > 253:
-        raise FetchFailed("unreadable", f"{host[:80]}: a host name longer than 253 characters")
+    if len(encoded) > 63:
+        raise FetchFailed("unreadable", f"{host[:80]}: a label longer than 63 characters")
+    return encoded
 
 
 class Cutoffs:

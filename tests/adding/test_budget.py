@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from bot.adding.web import ChatFetchPolicy
+from bot.adding.web import ChatFetchPolicy, link_problem
 from tests.adding.conftest import closed_port, counts, providers_for, say, stored
 from tests.adding.slow_pages import SlowPages
 
@@ -99,3 +99,22 @@ def test_a_latin1_page_declaring_its_charset_in_html_is_read_right(budgeted, fak
     paper = budgeted.library.find(str(reply.cards[0].paper_id))
     assert paper.title == "Café au lait: Mélange Models for Naïve Readers"
     assert paper.authors == ["Zoë Müller"]
+
+
+@pytest.mark.parametrize(("link", "readable"), [
+    ("https://aclanthology.org/P18-1031/", True),
+    ("https://bücher.example/paper", True),  # IDNA: xn--bcher-kva
+    ("http://a_b.example.org/paper", True),  # DNS allows underscores
+    ("http://example.org.:8080/paper", True),
+    ("http://[2001:db8::1]:8080/paper", True),
+    ("http://" + "a" * 64 + ".example.org/", False),
+    ("http://" + "ü" * 60 + ".example.org/", False),  # 63 characters, but not once encoded
+    ("http://" + ("a" * 60 + ".") * 5 + "org/", False),  # over 253 in all
+    ("http://xn--a.example.org/", False),
+    ("http://a..b.example.org/", False),
+    ("http://example.org:0/", False),
+    ("http://example.org:99999/", False),
+    ("http://example.org:abc/", False),
+])
+def test_which_links_can_be_read(link, readable):
+    assert (link_problem(link) is None) == readable, link_problem(link)
