@@ -7,10 +7,11 @@ capped in size. "A few seconds for everything" is one deadline over the lookup, 
 connect, the headers and the body: every socket operation has a timeout of the time
 left, and a watchdog (`Cutoffs`) shuts a connection down at its deadline, since a page
 that drips a byte at a time keeps each single read short. Pages are decoded by the HTTP
-charset, then the one their HTML declares, then UTF-8 (w3lib, as Scrapy does). A link a member pasted is fetched with `vet=True`: every address its
-host resolves to must pass the address policy, the connection goes to that vetted
-address (HTTPS still checks the certificate of the host named), and every redirect is
-vetted again. The providers' own base URLs are the operator's choice and not vetted.
+charset, then the one their HTML declares, then UTF-8 (w3lib, as Scrapy does).
+
+A link a member pasted is fetched with `vet=True`: every address its host resolves to
+must pass the address policy, the connection goes to that vetted address (HTTPS still
+checks the certificate of the host named), and every redirect is vetted again. The providers' own base URLs are the operator's choice and not vetted.
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ class ChatFetcher:
             connection.request("GET", path, headers={
                 "User-Agent": self.agent, "Accept": accept, "Accept-Encoding": "identity",
             })
+            # A connect that ended with the deadline left no socket for the watchdog to cut.
+            connection.sock.settimeout(_left(deadline, url))
             response = connection.getresponse()
             if response.status in REDIRECTS:
                 return _Raw(url, response.status, b"", "", response.headers, response.getheader("Location"))
@@ -237,10 +240,9 @@ _ASCII_LABEL = re.compile(r"[A-Za-z0-9_-]{1,63}")
 
 def readable_host(host: str) -> str:
     """The host in the ASCII form DNS, SNI and the Host header take. It must be an IP
-    address, or a name of at most 253
-    characters whose labels are 1-63 characters each: ASCII ones letters, digits, `-`
-    and `_` (which DNS allows), the others what IDNA 2008 (UTS 46 mapping, as browsers)
-    encodes, `xn--` ones valid Punycode."""
+    address, or a name of at most 253 characters whose labels are 1-63 characters each:
+    ASCII ones letters, digits, `-` and `_` (which DNS allows), the others what IDNA
+    2008 (UTS 46 mapping, as browsers) encodes, `xn--` ones valid Punycode."""
     try:
         ipaddress.ip_address(host.split("%", 1)[0])
         return host
