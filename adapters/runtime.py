@@ -12,8 +12,10 @@ Discord worker's scheduler posts Slack's paper of the day too, and the web proce
 scale out without one.
 
 SIGTERM (a deploy, a daily restart) and Ctrl-C stop it gracefully: no new request is
-taken, the post in flight finishes, posts not yet started are released for the next
-process (bot/daily/posts.py), answers in flight get a few seconds, then the process exits 0.
+taken, `add` lines waiting on pages answer at once that paperclub stopped before it
+could finish, the post in flight finishes, posts not yet started are released for the
+next process (bot/daily/posts.py), answers in flight get a few seconds, then the process
+exits 0.
 """
 
 from __future__ import annotations
@@ -211,6 +213,7 @@ def _shut_down(process: Process) -> None:
     process.stop.set()  # the tick starts no further post from here
     for app in process.apps.values():
         app.stop_accepting()
+    process.services.core.stop()  # adds waiting on pages answer now instead of at their deadline
     if process.scheduler is not None:
         # The tick in flight finishes its current post (Discord's loop is still up for it).
         waiter = threading.Thread(target=process.scheduler.shutdown, kwargs={"wait": True}, daemon=True)

@@ -137,6 +137,12 @@ class PaperClub:
         so the paper goes back to the pool and the poll does not block the next one."""
         self.features.first(lambda feature: feature.withdraw(reply))
 
+    def stop(self) -> None:
+        """The process is shutting down: every feature ends its work in flight for
+        members (an `add` waiting on pages answers at once with what it has)."""
+        for feature in self.features:
+            feature.stop()
+
     def _guarded(self, answer: Callable[[], Reply], what: str) -> Reply:
         """Every line gets a reply: a database outage is told apart from a bug of ours."""
         try:

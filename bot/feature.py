@@ -67,6 +67,10 @@ class Feature:
         """A member handed the bot a whole message ("Add to paperclub")."""
         return None
 
+    def stop(self) -> None:
+        """The process is shutting down: work in flight for members (fetches) ends now,
+        each line answered with what it has; nothing new starts."""
+
 
 @dataclass
 class TickReport:

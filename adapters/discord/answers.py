@@ -13,6 +13,10 @@ a public "thinking…" cannot become private. Commands whose answers are always 
 reply turns out private after all (a usage error, a refusal) the public placeholder is
 deleted and the member alone gets the answer. Whatever fails after the deferral, the
 member gets an answer saying so, never a "thinking…" left until the token expires.
+
+The commands the grammar answers later (an `add` waits on pages for up to its budget)
+run on a pool of their own (`later`): on asyncio's default executor, which every other
+command shares (a handful of threads), a few slow adds would hold everyone's answers.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
 
 import discord
@@ -33,6 +38,7 @@ from bot.messages import ChannelRef, Incoming, Reply, UserRef
 log = logging.getLogger(__name__)
 
 NOT_IN_A_SERVER = Reply(text="paperclub works in server channels, not in direct messages.", ephemeral=True, ok=False)
+LATER_THREADS = 16  # answers of the commands the grammar answers later (adds waiting on pages)
 FAILED = "Something went wrong on our side, so this did not go through (it is logged). Please try again in a minute."
 
 
@@ -44,15 +50,18 @@ def answers_privately(commands: Mapping[str, Command], text: str) -> bool:
 
 
 class Answers:
-    def __init__(self, core: PaperClub, messenger: Messenger):
+    def __init__(self, core: PaperClub, messenger: Messenger, later: Executor | None = None):
         self.core = core
         self.messenger = messenger
+        self.later = later or ThreadPoolExecutor(LATER_THREADS, "discord-later")
 
     async def command(self, interaction: discord.Interaction, text: str) -> None:
         """A /paper subcommand, as the command text it stands for."""
         private = interaction.guild_id is None or answers_privately(self.core.commands, text)
         await interaction.response.defer(ephemeral=private, thinking=True)
-        await self._answer(Response(interaction, private), text, self.core.handle)
+        name = split_command(text)[0]
+        later = name in self.core.commands and self.core.commands[name].answered_later
+        await self._answer(Response(interaction, private), text, self.core.handle, later=later)
 
     async def click(self, interaction: discord.Interaction, value: str) -> None:
         """A button: its value is an action the core rendered; the answer is for the
@@ -70,21 +79,24 @@ class Answers:
         def add(incoming: Incoming) -> Reply:
             return replace(self.core.add_from_message(incoming), ephemeral=True)
 
-        await self._answer(Response(interaction, private=True), text, add, name="Add to paperclub")
+        await self._answer(Response(interaction, private=True), text, add, name="Add to paperclub", later=True)
 
     async def _answer(self, response: Response, text: str, run: Callable[[Incoming], Reply],
-                      name: str | None = None) -> None:
+                      name: str | None = None, later: bool = False) -> None:
         try:
-            reply = await self._reply(response.interaction, text, run)
+            reply = await self._reply(response.interaction, text, run, later)
             await self._deliver(response, reply)
         except Exception:  # noqa: BLE001 - the member must get an answer, not an endless "thinking…"
             # The command's name only: the rest is what a member typed.
             log.exception("answering %s on Discord failed", name or split_command(text)[0] or "help")
             await response.apologise()
 
-    async def _reply(self, interaction: discord.Interaction, text: str, run: Callable[[Incoming], Reply]) -> Reply:
+    async def _reply(self, interaction: discord.Interaction, text: str, run: Callable[[Incoming], Reply],
+                     later: bool) -> Reply:
         if interaction.guild_id is None:
             return NOT_IN_A_SERVER
+        if later:
+            return await asyncio.get_running_loop().run_in_executor(self.later, run, incoming(interaction, text))
         return await asyncio.to_thread(run, incoming(interaction, text))
 
     async def _deliver(self, response: Response, reply: Reply) -> None:

@@ -84,6 +84,7 @@ class _PaperClub:
             await asyncio.wait_for(self.reaction_votes.settled(), REDRAWS_AT_CLOSE_SECONDS)
         except TimeoutError:
             log.warning("closing with post redraws still under way")
+        self.answers.later.shutdown(wait=False)  # the core was told to stop: they end at once
         await super().close()
 
     async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:

@@ -3,8 +3,10 @@
 It translates and nothing else: a slash command or a click becomes an `Incoming`, the
 core answers with a `Reply`, and the reply is rendered (adapters/slack/blocks.py) and
 sent the way Slack needs it. Most commands are answered inside the 3-second ack itself;
-those whose answer is a channel post or edits one are acked at once and answered by a
-bolt lazy listener. The events that say a workspace left (app_uninstalled,
+those the grammar answers later (a channel post, an edit of one, an `add` that fetches)
+are acked at once and handed to a pool of their own (`later`), so a slow answer never
+holds one of the threads bolt acknowledges requests on; the answer goes back through
+response_url or chat.postMessage. The events that say a workspace left (app_uninstalled,
 tokens_revoked) switch its channels' schedules off. `SlackServer` runs it in `paperclub
 serve` (adapters/runtime.py) over HTTP (waitress, a production WSGI server) or, with
 SLACK_APP_TOKEN, over Socket Mode for development; either way a request passes
@@ -80,6 +82,7 @@ ADD_SHORTCUT = "add_to_paperclub"
 RATE_LIMIT_RETRIES = 3
 HTTP_THREADS = 8
 LISTENER_THREADS = 16  # bolt runs each ack and lazy listener on this pool, beside the HTTP thread
+LATER_THREADS = 16  # commands answered after their ack (`add` waits up to its budget on pages)
 OAUTH_STATE_SECONDS = 600
 NOT_INSTALLED = (
     "paperclub is not installed in this workspace any more: a workspace admin can add it again "
@@ -151,6 +154,7 @@ class SlackListeners:
         channels: Channels,
         installations: SQLAlchemyInstallationStore | None = None,
         redraws: Debouncer | None = None,
+        later: Executor | None = None,
     ):
         self.core = core
         self.managers = managers
@@ -158,19 +162,19 @@ class SlackListeners:
         self.installations = installations
         # A burst of reactions on a post is one chat.update (adapters/debounce.py).
         self.redraws = redraws or Debouncer()
+        # Where answers after the ack run: never bolt's listener threads, which ack.
+        self.later = later or ThreadPoolExecutor(LATER_THREADS, "slack-later")
 
     def register(self, app: App) -> None:
-        app.command("/paper", matchers=[self.answered_later])(
-            ack=acknowledge, lazy=[self.answer_command]
-        )
+        app.command("/paper", matchers=[self.answered_later])(self.hand_off_command)
         app.command("/paper")(self.answer_in_ack)
         app.action(_ACTION_ID)(ack=acknowledge, lazy=[self.answer_click])
         app.event("app_uninstalled")(self.workspace_gone)
         app.event("tokens_revoked")(self.workspace_gone)
         app.event("reaction_added")(self.reacted)
         app.event("reaction_removed")(self.reacted)
-        # Fetching a paper's metadata may take seconds: acked at once, answered lazily.
-        app.shortcut(ADD_SHORTCUT)(ack=acknowledge, lazy=[self.add_from_message])
+        # Fetching a paper's metadata may take seconds: acked at once, answered later.
+        app.shortcut(ADD_SHORTCUT)(self.hand_off_shortcut)
 
     def answered_later(self, command: dict) -> bool:
         """The grammar's `answered_later` commands (`next` and `poll` pick over the whole
@@ -179,6 +183,29 @@ class SlackListeners:
         once and answered by the lazy listener; everything else inside the ack."""
         name = split_command(command_text(command.get("text", "")))[0]
         return name in self.core.commands and self.core.commands[name].answered_later
+
+    def hand_off_command(self, ack: Ack, command: dict, client: WebClient, respond: Respond,
+                         context: BoltContext) -> None:
+        """Ack now; the answer comes from the `later` pool."""
+        ack()
+        self._later("answering a command", self.answer_command, command, client, respond, context)
+
+    def hand_off_shortcut(self, ack: Ack, body: dict, client: WebClient, respond: Respond,
+                          context: BoltContext) -> None:
+        ack()
+        self._later("adding from a message", self.add_from_message, body, client, respond, context)
+
+    def _later(self, what: str, answer: Callable, *args) -> None:
+        def run() -> None:
+            try:
+                answer(*args)
+            except Exception:  # noqa: BLE001 - a pool swallows it otherwise: the log gets it
+                log.exception("%s after the ack failed", what)
+
+        try:
+            self.later.submit(run)
+        except RuntimeError:  # the pool is shut: the process is stopping
+            log.warning("%s: not answered, paperclub is stopping", what)
 
     def answer_in_ack(self, ack: Ack, command: dict, client: WebClient, context: BoltContext) -> None:
         ack(**_response(self.core.handle(self._command_incoming(command, client, context))))
@@ -486,10 +513,13 @@ def build_app(
     settings: SlackSettings,
     executor: Executor | None = None,
     redraws: Debouncer | None = None,
+    later: Executor | None = None,
 ) -> tuple[App, BotClients]:
     """The bolt App with our listeners, and the clients the scheduler posts with. With a
     bot token the App checks it once with auth.test (at SLACK_API_URL). `redraws`: how
-    posts are redrawn after reactions (a Debouncer; tests pass one they flush)."""
+    posts are redrawn after reactions (a Debouncer; tests pass one they flush).
+    `executor` runs bolt's listeners (the acks), `later` the answers after an ack; a
+    test that passes an inline executor and no `later` gets both inline."""
     common = {
         "name": "paperclub",
         "signing_secret": settings.signing_secret,
@@ -522,7 +552,8 @@ def build_app(
         except BoltError as problem:
             raise ConfigError(f"SLACK_BOT_TOKEN was refused by Slack: {problem}") from None
     SlackListeners(
-        services.core, Managers(settings.managers), services.channels, clients.installations, redraws
+        services.core, Managers(settings.managers), services.channels, clients.installations, redraws,
+        later or executor,
     ).register(app)
     return app, clients
 
@@ -553,8 +584,9 @@ class SlackServer:
                  address: str = DEFAULT_HOST):
         self.settings = settings
         self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
+        self.later = ThreadPoolExecutor(LATER_THREADS, "slack-later")
         self.redraws = Debouncer()
-        self.app, clients = build_app(services, settings, self.executor, self.redraws)
+        self.app, clients = build_app(services, settings, self.executor, self.redraws, self.later)
         self.delivery = SlackDelivery(clients)
         self.extra = extra or {}
         self.address = address  # what the HTTP server listens on
@@ -621,8 +653,14 @@ class SlackServer:
             self._server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
             self._in_loop(lambda: wasyncore.close_all(self._server._map))  # the loop ends with its map
             self._loop.join(timeout)
-        waiter = threading.Thread(target=self.executor.shutdown, kwargs={"wait": True}, daemon=True)
+        waiter = threading.Thread(target=self._shut_pools, daemon=True)
         waiter.start()
         waiter.join(timeout)
         if waiter.is_alive():
             log.warning("Slack answers still running after %.0f s; leaving them", timeout)
+
+    def _shut_pools(self) -> None:
+        """Answers queued after the ack still run (an `add` then answers at once that
+        paperclub stopped: the core was told), and every answer under way ends."""
+        self.later.shutdown(wait=True)
+        self.executor.shutdown(wait=True)

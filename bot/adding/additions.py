@@ -14,26 +14,30 @@ from store.models import Addition
 HOUR = timedelta(hours=1)
 ASKED_MAX = Addition.__table__.c.asked.type.length
 NAME_MAX = Addition.__table__.c.user_name.type.length
+# Outcomes of a fetch made for the member: what the hourly limit counts. Not counted: a
+# paper found in the library (no fetch), a link refused unread, a line past the limit.
+FETCHED = ("added", "not_found", "unreachable", "timed_out", "busy", "refused", "stopped")
 
 
 class Additions:
     def __init__(self, db: Database):
         self.db = db
 
-    def added_since(self, incoming: Incoming, since: datetime) -> int:
-        """Papers this member added (fetched and stored new) since then: the hourly limit."""
+    def fetched_since(self, incoming: Incoming, since: datetime) -> int:
+        """Fetches this member caused since then, whatever came of them (a paper added, or
+        a page that timed out, refused or was not there): the hourly limit."""
         with self.db.session() as session:
             return session.scalar(
                 select(func.count(Addition.id)).where(
                     Addition.platform == incoming.user.platform,
                     Addition.workspace == incoming.channel.workspace,
                     Addition.user_id == incoming.user.user_id,
-                    Addition.outcome == "added",
+                    Addition.outcome.in_(FETCHED),
                     Addition.created_at >= since,
                 )
             ) or 0
 
-    def record(self, incoming: Incoming, channel_id: int | None, asked: str, paper_id: int,
+    def record(self, incoming: Incoming, channel_id: int | None, asked: str, paper_id: int | None,
                outcome: str, now: datetime) -> None:
         with self.db.session() as session:
             session.add(Addition(

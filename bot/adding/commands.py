@@ -4,12 +4,17 @@ An add looks the paper up in the library first (any spelling of its arXiv id, DO
 OpenReview id), fetches only what is not there, and imports what it fetched through the
 library, whose matcher merges by external ids and normalised title: adding a paper that
 exists answers with its card, same number, and stores nothing new.
+
+A line's fetches share one time budget (PAPERCLUB_ADD_TIMEOUT) and run side by side on
+the pool of bot/adding/fetching.py; a member has one line in flight at a time, and every
+fetch, failed or not, counts toward the member's hourly limit (PAPERCLUB_ADD_PER_HOUR).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,8 +23,10 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 
 from bot.adding.additions import ASKED_MAX, HOUR, Additions
+from bot.adding.fetching import FetchPool, MemberBusy, Stopped
 from bot.channels.channels import added_collection
 from bot.adding.providers import NAMES, AddProblem, Providers, Ref
+from bot.adding.web import link_problem
 from bot.corpus.identifiers import PAGE, find_all
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
@@ -40,6 +47,9 @@ ADDED_BUTTON = re.compile(r"(?:nominate|discuss) [0-9]{1,10}")
 FORMAT = "added"  # the format the sources of papers added in chat are stored under
 ADD_HELP = ("Give an arXiv id or link (2106.01345, arxiv.org/abs/...), a DOI or doi.org link, an "
             "OpenReview forum link, or a link to the paper's page.")
+STILL_ADDING = ("I'm still adding your last links: their answer comes within a few seconds. "
+                "Send these again after it.")
+STOPPING = "paperclub is restarting and stopped before I could finish; try again in a minute."
 
 
 def per_hour_from_env(env: Mapping[str, str] = os.environ) -> int:
@@ -51,7 +61,7 @@ def per_hour_from_env(env: Mapping[str, str] = os.environ) -> int:
 class _Result:
     asked: str
     paper_id: int | None = None
-    outcome: str = ""  # added | existed | the AddProblem's outcome | limited
+    outcome: str = ""  # added | existed | the AddProblem's outcome | limited | stopped
     message: str = ""
 
 
@@ -70,6 +80,7 @@ class AddCommands(Feature):
         providers: Providers,
         clock: Callable[[], datetime],
         per_hour: int = PER_HOUR,
+        pool: FetchPool | None = None,
     ):
         self.library = library
         self.search = search
@@ -79,9 +90,15 @@ class AddCommands(Feature):
         self.clock = clock
         self.per_hour = per_hour
         self.additions = Additions(library.db)
+        self.pool = pool or FetchPool()
 
     def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
         card.added_by = self.added_by(incoming, paper_id)
+
+    def stop(self) -> None:
+        """Lines in flight answer now with what they have; their fetches are cut."""
+        self.pool.stop()
+        self.providers.fetcher.cutoffs.cut_all()
 
     def button(self, value: str) -> str | None:
         """The buttons under a paper added in chat are the commands themselves."""
@@ -144,13 +161,27 @@ class AddCommands(Feature):
     # --- adding ------------------------------------------------------------------------------
 
     def _add(self, incoming: Incoming, found: list[tuple[str, Ref]]) -> Reply:
+        member = (incoming.user.platform, incoming.channel.workspace, incoming.user.user_id)
+        try:
+            with self.pool.line(member):
+                return self._add_line(incoming, found)
+        except MemberBusy:
+            return Reply(text=STILL_ADDING, ephemeral=True, ok=False)
+        except Stopped:
+            return Reply(text=STOPPING, ephemeral=True, ok=False)
+
+    def _add_line(self, incoming: Incoming, found: list[tuple[str, Ref]]) -> Reply:
+        deadline = time.monotonic() + self.providers.fetcher.policy.timeout
         now = self.clock()
         results = {ref: _Result(asked) for asked, ref in found[:MESSAGE_PAPERS]}
         for ref, result in results.items():
+            if ref[0] == PAGE and link_problem(ref[1]):
+                result.outcome, result.message = "unreadable", _unreadable(result.asked)
+                continue
             paper = self.library.find(ref[1]) if ref[0] != PAGE else None
             if paper is not None:
                 self._keep(result, incoming, paper, now)
-        self._fetch(incoming, [r for r, res in results.items() if not res.outcome], results, now)
+        self._fetch(incoming, [r for r, res in results.items() if not res.outcome], results, now, deadline)
         if any(r.outcome in ("added", "existed") for r in results.values()):
             self.search.current()  # the new revision of the index, so the next search finds it at once
         return self._reply(incoming, list(results.values()), len(found) - len(results))
@@ -161,18 +192,19 @@ class AddCommands(Feature):
             self._store(incoming, _as_record(paper), "library")
         self._done(result, incoming, paper.id, "existed", now)
 
-    def _fetch(self, incoming: Incoming, refs: list[Ref], results: dict[Ref, _Result], now: datetime) -> None:
-        budget = self.per_hour - self.additions.added_since(incoming, now - HOUR)
+    def _fetch(self, incoming: Incoming, refs: list[Ref], results: dict[Ref, _Result], now: datetime,
+               deadline: float) -> None:
+        budget = self.per_hour - self.additions.fetched_since(incoming, now - HOUR)
         for ref in refs[max(budget, 0):]:
             results[ref].outcome = "limited"
             results[ref].message = (f"Not added ({results[ref].asked}): a member may add {self.per_hour} papers "
                                     "an hour, and you have; try again later.")
         refs = refs[: max(budget, 0)]
-        fetched = self.providers.records(refs) if refs else {}
+        fetched = self._fetched(refs, deadline)
         for ref in refs:
-            outcome, result = fetched[ref], results[ref]
-            if isinstance(outcome, AddProblem):
-                result.outcome, result.message = outcome.outcome, str(outcome)
+            outcome, result = fetched.get(ref), results[ref]
+            if not isinstance(outcome, PaperRecord):
+                self._failed(result, incoming, outcome, now)
                 continue
             try:
                 paper_id, new = self._store(incoming, outcome, _source(ref))
@@ -180,6 +212,27 @@ class AddCommands(Feature):
                 result.outcome, result.message = "refused", f"That paper cannot be stored: {problem.message}"
                 continue
             self._done(result, incoming, paper_id, "added" if new else "existed", now)
+
+    def _fetched(self, refs: list[Ref], deadline: float) -> dict[Ref, PaperRecord | AddProblem]:
+        """What came back by the deadline, the line's fetches run side by side; a
+        reference missing from the answer ran out of time."""
+        jobs = self.providers.jobs(refs, deadline) if refs else []
+        answers = self.pool.run([job for _refs, job in jobs], deadline)
+        return {ref: outcome for answer in answers if answer for ref, outcome in answer.items()}
+
+    def _failed(self, result: _Result, incoming: Incoming, problem: AddProblem | None, now: datetime) -> None:
+        """A fetch that brought no paper: named in the reply, and counted toward the
+        member's hour like any fetch (a slow link costs paperclub as much as a good one)."""
+        outcome = problem.outcome if problem is not None else "timed_out"
+        if self.pool.stopped and outcome in ("timed_out", "unreachable"):
+            outcome = "stopped"  # cut by the shutdown, not by the page
+        result.outcome = outcome
+        result.message = {
+            "timed_out": f"{result.asked}: timed out; try again.",
+            "stopped": f"{result.asked}: stopped before I could finish (paperclub is restarting); try again.",
+            "unreadable": _unreadable(result.asked),
+        }.get(outcome) or str(problem)
+        self.additions.record(incoming, self.channels.get(incoming.channel).id, result.asked, None, outcome, now)
 
     def _store(self, incoming: Incoming, record: PaperRecord, source: str) -> tuple[int, bool]:
         collection = added_collection(incoming.channel)
@@ -224,6 +277,10 @@ def _line(result: _Result, paper: Paper | None) -> str:
     if result.outcome == "added":
         return f"Added “{title}” as paper {paper.id}."
     return f"“{title}” is paper {paper.id} already: the same paper, no second copy."
+
+
+def _unreadable(asked: str) -> str:
+    return f"{asked}: not a link I can read (check its host name and port)."
 
 
 def _buttons(paper_id: int) -> list[Action]:

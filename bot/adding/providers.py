@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode, urlsplit
 
 from bot.adding import citation_meta, crossref, openreview
 from bot.adding.addresses import policy_from_env
-from bot.adding.web import ChatFetcher, ChatFetchPolicy, FetchFailed
+from bot.adding.web import ChatFetcher, ChatFetchPolicy, FetchFailed, link_problem
 from bot.corpus import arxiv_atom, identifiers
 from bot.corpus.identifiers import ARXIV, DOI, OPENREVIEW, PAGE
 from bot.corpus.records import CorpusFormatError, PaperRecord
@@ -21,13 +21,15 @@ from bot.ops.settings import AddSettings
 log = logging.getLogger(__name__)
 
 Ref = tuple[str, str]  # (scheme, value): ("arxiv", "2106.01345"), ("page", "https://...")
+# One request's worth of a line's fetching: the references it answers, and the work.
+Job = tuple[list[Ref], Callable[[], dict[Ref, "PaperRecord | AddProblem"]]]
 NAMES = {ARXIV: "arXiv", DOI: "Crossref", OPENREVIEW: "OpenReview"}
 ARXIV_BATCH = 20  # ids per arXiv API request
 
 
 class AddProblem(Exception):
     """A paper that could not be added; str() is the member's reply. `outcome` is
-    not_found | unreachable | busy | refused."""
+    not_found | unreachable | timed_out | busy | refused | unreadable."""
 
     def __init__(self, outcome: str, message: str):
         super().__init__(message)
@@ -57,42 +59,56 @@ class Providers:
         fetcher = ChatFetcher(ChatFetchPolicy.from_env(env), addresses=policy_from_env(env))
         return cls(ProviderUrls.from_env(env), fetcher)
 
-    def records(self, refs: list[Ref]) -> dict[Ref, PaperRecord | AddProblem]:
-        """Each reference's record, or why there is none; arXiv ids share requests."""
-        found: dict[Ref, PaperRecord | AddProblem] = {}
+    def jobs(self, refs: list[Ref], deadline: float | None = None) -> list[Job]:
+        """The requests that answer these references, each to run on its own (a line's
+        run side by side under its one `deadline`); arXiv ids share requests. A job
+        never raises: a bug fetching one link must not cost the line's others."""
         arxiv_ids = [value for scheme, value in refs if scheme == ARXIV]
-        for start in range(0, len(arxiv_ids), ARXIV_BATCH):
-            for value, outcome in self.arxiv(arxiv_ids[start : start + ARXIV_BATCH]).items():
-                found[(ARXIV, value)] = outcome
-        for ref in refs:
-            if ref not in found:
-                try:
-                    found[ref] = self.one(ref)
-                except AddProblem as problem:
-                    found[ref] = problem
-        return found
+        batches = [arxiv_ids[start : start + ARXIV_BATCH] for start in range(0, len(arxiv_ids), ARXIV_BATCH)]
+        jobs: list[Job] = [([(ARXIV, i) for i in batch], self._arxiv_job(batch, deadline)) for batch in batches]
+        return jobs + [([ref], self._one_job(ref, deadline)) for ref in refs if ref[0] != ARXIV]
 
-    def one(self, ref: Ref) -> PaperRecord:
+    def _arxiv_job(self, ids: list[str], deadline: float | None):
+        def job() -> dict[Ref, PaperRecord | AddProblem]:
+            try:
+                return {(ARXIV, i): outcome for i, outcome in self.arxiv(ids, deadline).items()}
+            except Exception:  # noqa: BLE001 - the line's other links still get their answers
+                log.exception("fetching arXiv ids for add failed")
+                return dict.fromkeys([(ARXIV, i) for i in ids], _unreachable("arXiv"))
+        return job
+
+    def _one_job(self, ref: Ref, deadline: float | None):
+        def job() -> dict[Ref, PaperRecord | AddProblem]:
+            try:
+                return {ref: self.one(ref, deadline)}
+            except AddProblem as problem:
+                return {ref: problem}
+            except Exception:  # noqa: BLE001 - the line's other links still get their answers
+                log.exception("fetching a %s reference for add failed", ref[0])
+                return {ref: _unreachable(NAMES.get(ref[0], "that page"))}
+        return job
+
+    def one(self, ref: Ref, deadline: float | None = None) -> PaperRecord:
         scheme, value = ref
         if scheme == ARXIV:
-            outcome = self.arxiv([value])[value]
+            outcome = self.arxiv([value], deadline)[value]
             if isinstance(outcome, AddProblem):
                 raise outcome
             return outcome
         if scheme == DOI:
-            return self.crossref(value)
+            return self.crossref(value, deadline)
         if scheme == OPENREVIEW:
-            return self.openreview(value)
+            return self.openreview(value, deadline)
         if scheme == PAGE:
-            return self.page(value)
+            return self.page(value, deadline)
         raise AddProblem("refused", f"paperclub cannot fetch {scheme} ids.")
 
     # --- each provider ------------------------------------------------------------------
 
-    def arxiv(self, ids: list[str]) -> dict[str, PaperRecord | AddProblem]:
+    def arxiv(self, ids: list[str], deadline: float | None = None) -> dict[str, PaperRecord | AddProblem]:
         url = f"{self.urls.arxiv}?" + urlencode({"id_list": ",".join(ids), "max_results": len(ids)}, safe=",/")
         try:
-            body = self._get(ARXIV, url, accept="application/atom+xml").text()
+            body = self._get(ARXIV, url, accept="application/atom+xml", deadline=deadline).text()
             records = arxiv_atom.parse(body, "arXiv API")
         except AddProblem as problem:
             return dict.fromkeys(ids, problem)
@@ -102,28 +118,32 @@ class Providers:
         by_id = {r.external_ids.get(ARXIV): r for r in records}
         return {i: by_id.get(i) or AddProblem("not_found", f"arXiv has no paper {i}.") for i in ids}
 
-    def crossref(self, doi: str) -> PaperRecord:
+    def crossref(self, doi: str, deadline: float | None = None) -> PaperRecord:
         url = f"{self.urls.crossref}/works/{quote(doi, safe='/()')}"
-        body = self._get(DOI, url, accept="application/json", missing=f"Crossref has no paper with the DOI {doi}.")
+        body = self._get(DOI, url, accept="application/json", missing=f"Crossref has no paper with the DOI {doi}.",
+                         deadline=deadline)
         try:
             return crossref.parse_work(body.text())
         except crossref.NotAWork as problem:
             log.warning("Crossref answered %s with no work: %s", doi, problem)
             raise _unreachable("Crossref") from None
 
-    def openreview(self, forum: str) -> PaperRecord:
+    def openreview(self, forum: str, deadline: float | None = None) -> PaperRecord:
         url = f"{self.urls.openreview}/notes?" + urlencode({"id": forum})
         missing = f"OpenReview has no paper {forum}."
-        body = self._get(OPENREVIEW, url, accept="application/json", missing=missing)
+        body = self._get(OPENREVIEW, url, accept="application/json", missing=missing, deadline=deadline)
         try:
             return openreview.parse_notes(body.text(), forum)
         except openreview.NotANote:
             raise AddProblem("not_found", missing) from None
 
-    def page(self, link: str) -> PaperRecord:
+    def page(self, link: str, deadline: float | None = None) -> PaperRecord:
+        if link_problem(link):
+            raise unreadable(link)
         host = urlsplit(link).hostname or link
         answer = self._get(PAGE, link, accept="text/html,application/xhtml+xml", vet=True,
-                           missing=f"{host} answered that the page does not exist (404).", name=host)
+                           missing=f"{host} answered that the page does not exist (404).", name=host,
+                           deadline=deadline)
         record = citation_meta.parse_page(answer.text(), answer.url)
         if record is None:
             raise AddProblem("not_found", (
@@ -133,18 +153,22 @@ class Providers:
         return record
 
     def _get(self, scheme: str, url: str, accept: str, vet: bool = False, missing: str = "",
-             name: str = ""):
+             name: str = "", deadline: float | None = None):
         name = name or NAMES[scheme]
         try:
-            return self.fetcher.get(url, vet=vet, accept=accept)
+            return self.fetcher.get(url, vet=vet, accept=accept, deadline=deadline)
         except FetchFailed as failed:
             log.info("fetching for add: %s (%s)", failed, failed.kind)
-            raise _problem(failed, name, missing) from None
+            raise _problem(failed, name, missing, url) from None
 
 
-def _problem(failed: FetchFailed, name: str, missing: str) -> AddProblem:
+def _problem(failed: FetchFailed, name: str, missing: str, url: str) -> AddProblem:
     if failed.kind == "not_found" and missing:
         return AddProblem("not_found", missing)
+    if failed.kind == "timed_out":
+        return AddProblem("timed_out", f"{name}: timed out; try again.")
+    if failed.kind == "unreadable":
+        return unreadable(url)
     if failed.kind == "busy":
         return AddProblem("busy", f"{name} is busy just now (it asked paperclub to slow down); "
                                   "nothing was added. Try again in a minute.")
@@ -157,6 +181,10 @@ def _problem(failed: FetchFailed, name: str, missing: str) -> AddProblem:
         return AddProblem("refused", f"{name} answered with more than paperclub reads for one paper; "
                                      "nothing was added.")
     return _unreachable(name)
+
+
+def unreadable(link: str) -> AddProblem:
+    return AddProblem("unreadable", f"{link}: not a link I can read (check its host name and port).")
 
 
 def _unreachable(name: str) -> AddProblem:

@@ -3,10 +3,15 @@
 Like bot.corpus.fetch (User-Agent, per-host spacing, backoff on 429/503 honouring
 Retry-After), but with a few seconds for everything, one retry at most, a Retry-After
 longer than a couple of seconds taken as "busy, try again in a minute", and answers
-capped in size. A link a member pasted is fetched with `vet=True`: every address its
-host resolves to must pass the address policy, the connection goes to that vetted
-address (HTTPS still checks the certificate of the host named), and every redirect is
-vetted again. The providers' own base URLs are the operator's choice and not vetted.
+capped in size. "A few seconds for everything" is one deadline over the lookup, the
+connect, the headers and the body: every socket operation has a timeout of the time
+left, and a watchdog (`Cutoffs`) shuts a connection down at its deadline, since a page
+that drips a byte at a time keeps each single read short. Pages are decoded by the HTTP
+charset, then the one their HTML declares, then UTF-8 (w3lib, as Scrapy does).
+
+A link a member pasted is fetched with `vet=True`: every address its host resolves to
+must pass the address policy, the connection goes to that vetted address (HTTPS still
+checks the certificate of the host named), and every redirect is vetted again. The providers' own base URLs are the operator's choice and not vetted.
 """
 
 from __future__ import annotations
@@ -15,12 +20,17 @@ import http.client
 import ipaddress
 import logging
 import os
+import re
 import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
+
+import idna
+from w3lib.encoding import html_to_unicode
 
 from bot.adding.addresses import AddressPolicy, public_only
 from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
@@ -50,8 +60,9 @@ class ChatFetchPolicy:
 
 
 class FetchFailed(Exception):
-    """Why an answer did not come: `kind` is unreachable | busy | refused | not_found |
-    too_large; str() is for the log (it may name addresses), never for members."""
+    """Why an answer did not come: `kind` is unreachable | timed_out | busy | refused |
+    unreadable | not_found | too_large; str() is for the log (it may name addresses),
+    never for members."""
 
     def __init__(self, kind: str, detail: str, status: int | None = None):
         super().__init__(detail)
@@ -67,13 +78,9 @@ class Answer:
     content_type: str
 
     def text(self) -> str:
-        charset = "utf-8"
-        if "charset=" in self.content_type:
-            charset = self.content_type.split("charset=", 1)[1].split(";")[0].strip() or charset
-        try:
-            return self.body.decode(charset, "replace")
-        except LookupError:
-            return self.body.decode("utf-8", "replace")
+        """The HTTP header's charset, else the one the page declares (<meta charset>,
+        http-equiv, an XML declaration), else UTF-8; undecodable bytes replaced."""
+        return html_to_unicode(self.content_type or None, self.body)[1]
 
 
 class ChatFetcher:
@@ -91,12 +98,16 @@ class ChatFetcher:
         self.sleep = sleep
         self.resolve = resolve or _resolve
         self.agent = user_agent().replace("scheduled corpus feeds", "papers added in chat")
+        self.cutoffs = Cutoffs()
 
-    def get(self, url: str, vet: bool = False, accept: str = "*/*") -> Answer:
-        """A 2xx answer, or FetchFailed."""
-        deadline = time.monotonic() + self.policy.timeout
+    def get(self, url: str, vet: bool = False, accept: str = "*/*", deadline: float | None = None) -> Answer:
+        """A 2xx answer, or FetchFailed; `deadline` (time.monotonic()) is the line's,
+        when the request is one of several sharing it."""
+        own = time.monotonic() + self.policy.timeout
+        deadline = own if deadline is None else min(deadline, own)
         for attempt in range(1, self.policy.attempts + 1):
-            self.limiter.wait(urlsplit(url).hostname or "")
+            if self.limiter.wait(urlsplit(url).hostname or "", until=deadline) is None:
+                raise FetchFailed("timed_out", f"{url}: no turn at its host before the deadline")
             answer = self._follow(url, vet, accept, deadline)
             if 200 <= answer.status < 300:
                 return answer
@@ -124,31 +135,37 @@ class ChatFetcher:
         scheme, host = parts.scheme.lower(), parts.hostname or ""
         if scheme not in ("http", "https") or not host:
             raise FetchFailed("refused", f"{url}: only http and https links are fetched")
-        try:
-            port = parts.port or (443 if scheme == "https" else 80)
-        except ValueError:
-            raise FetchFailed("refused", f"{url}: not a valid port") from None
+        port, host = readable_port(url), readable_host(host)
         address = self._vetted(host, port) if vet else None
         connection = _connection(scheme, host, port, address, _left(deadline, url))
+        self.cutoffs.watch(connection, deadline)
         try:
             path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             connection.request("GET", path, headers={
                 "User-Agent": self.agent, "Accept": accept, "Accept-Encoding": "identity",
             })
+            # A connect that ended with the deadline left no socket for the watchdog to cut.
+            connection.sock.settimeout(_left(deadline, url))
             response = connection.getresponse()
             if response.status in REDIRECTS:
                 return _Raw(url, response.status, b"", "", response.headers, response.getheader("Location"))
             body = self._read(response, connection, deadline, url) if response.status < 300 else b""
             return _Raw(url, response.status, body, response.getheader("Content-Type", ""), response.headers)
-        except (OSError, http.client.HTTPException) as problem:
-            raise FetchFailed("unreachable", f"{url}: {type(problem).__name__} {problem}") from None
+        except (OSError, http.client.HTTPException, UnicodeError) as problem:
+            # Past the deadline, whatever broke was the watchdog cutting the connection.
+            late = isinstance(problem, TimeoutError) or time.monotonic() >= deadline
+            raise FetchFailed("timed_out" if late else "unreachable",
+                              f"{url}: {type(problem).__name__} {problem}") from None
         finally:
+            self.cutoffs.forget(connection)
             connection.close()
 
     def _vetted(self, host: str, port: int) -> str:
         """The address to connect to: the host's first, when all of them pass."""
         try:
             found = self.resolve(host, port)
+        except UnicodeError:  # the codec's check, should a name pass readable_host's
+            raise FetchFailed("unreadable", f"{host}: not a host name") from None
         except OSError as problem:
             raise FetchFailed("unreachable", f"{host}: lookup failed ({problem})") from None
         addresses = [ipaddress.ip_address(a.split("%", 1)[0]) for a in found]
@@ -168,6 +185,7 @@ class ChatFetcher:
                 connection.sock.settimeout(left)
             chunk = response.read(CHUNK)
             if not chunk:
+                _left(deadline, url)  # an end that came with the deadline: the watchdog's cut
                 return b"".join(chunks)
             size += len(chunk)
             if size > self.policy.max_bytes:
@@ -184,8 +202,129 @@ class _Raw(Answer):
 def _left(deadline: float, url: str) -> float:
     left = deadline - time.monotonic()
     if left <= 0:
-        raise FetchFailed("unreachable", f"{url}: out of time")
+        raise FetchFailed("timed_out", f"{url}: out of time")
     return left
+
+
+def link_problem(url: str) -> str | None:
+    """Why a link cannot be fetched as written (a host name IDNA refuses, a label over 63
+    characters, a port that is no port), or None: said before any lookup, for that
+    link alone."""
+    try:
+        parts = urlsplit(url)
+        readable_port(url)
+        readable_host(parts.hostname or "")
+    except FetchFailed as problem:
+        return str(problem)
+    except ValueError as problem:  # urlsplit's own refusals (a bad IPv6 literal)
+        return f"{url}: {problem}"
+    return None
+
+
+def readable_port(url: str) -> int:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # :abc, :99999
+        port = 0
+    if port == 0:
+        raise FetchFailed("unreadable", f"{url}: not a valid port")
+    return port or (443 if parts.scheme.lower() == "https" else 80)
+
+
+_ASCII_LABEL = re.compile(r"[A-Za-z0-9_-]{1,63}")
+
+
+def readable_host(host: str) -> str:
+    """The host in the ASCII form DNS, SNI and the Host header take. It must be an IP
+    address, or a name of at most 253 characters whose labels are 1-63 characters each:
+    ASCII ones letters, digits, `-` and `_` (which DNS allows), the others what IDNA
+    2008 (UTS 46 mapping, as browsers) encodes, `xn--` ones valid Punycode."""
+    try:
+        ipaddress.ip_address(host.split("%", 1)[0])
+        return host
+    except ValueError:
+        pass
+    encoded = ".".join(_label(label, host) for label in host.removesuffix(".").split("."))
+    if len(encoded) > 253:
+        raise FetchFailed("unreadable", f"{host[:80]}...: a host name longer than 253 characters")
+    return encoded
+
+
+def _label(label: str, host: str) -> str:
+    try:
+        if label.isascii() and not label.lower().startswith("xn--"):
+            if not _ASCII_LABEL.fullmatch(label):
+                raise idna.IDNAError(f"label {label[:70]!r} is empty, too long or has characters a name cannot")
+            return label
+        encoded = idna.encode(label, uts46=True).decode("ascii")
+        idna.decode(encoded)  # an xn-- label that is not valid Punycode fails here
+    except (idna.IDNAError, UnicodeError) as problem:
+        raise FetchFailed("unreadable", f"{host[:80]}: not a host name ({problem})") from None
+    if len(encoded) > 63:
+        raise FetchFailed("unreadable", f"{host[:80]}: a label longer than 63 characters")
+    return encoded
+
+
+class Cutoffs:
+    """Shuts connections down at their deadlines, from one watchdog thread.
+
+    A socket timeout bounds one read; a server that sends a byte every 0.2 s passes
+    every such check while holding the reader for as long as it likes. Shutting the
+    socket down wakes a read blocked in any thread at once. `cut_all` ends every
+    request in flight (the process is stopping). The thread runs only while there are
+    requests to watch."""
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._watched: dict[int, tuple[float, http.client.HTTPConnection]] = {}
+        self._thread: threading.Thread | None = None
+
+    def watch(self, connection: http.client.HTTPConnection, deadline: float) -> None:
+        with self._changed:
+            self._watched[id(connection)] = (deadline, connection)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="add-cutoffs", daemon=True)
+                self._thread.start()
+            self._changed.notify()
+
+    def forget(self, connection: http.client.HTTPConnection) -> None:
+        with self._changed:
+            self._watched.pop(id(connection), None)
+            self._changed.notify()  # the watchdog ends once nothing is left to watch
+
+    def cut_all(self) -> None:
+        with self._changed:
+            watched = [connection for _, connection in self._watched.values()]
+        for connection in watched:
+            _cut(connection)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                if not self._watched:  # nothing in flight: the thread ends (`watch` starts another)
+                    self._thread = None
+                    return
+                now = time.monotonic()
+                due = [key for key, (deadline, _) in self._watched.items() if deadline <= now]
+                expired = [self._watched.pop(key)[1] for key in due]
+                nearest = min((deadline for deadline, _ in self._watched.values()), default=now)
+                if not expired:
+                    self._changed.wait(nearest - now)
+            for connection in expired:
+                _cut(connection)
+
+
+def _cut(connection: http.client.HTTPConnection) -> None:
+    sock = connection.sock
+    if sock is None:
+        return
+    try:
+        # socket.socket's own shutdown, also under TLS: SSLSocket.shutdown would drop its
+        # SSL object under the reading thread's feet.
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed already
 
 
 def _resolve(host: str, port: int) -> list[str]:

@@ -58,7 +58,8 @@ class HostLimiter:
 
     Each caller reserves the next free slot for its host under a lock, then sleeps until
     then outside the lock: concurrent callers queue up 3 s apart instead of all waking
-    at once. `wait` returns the reserved start (on `clock`)."""
+    at once. `wait` returns the reserved start (on `clock`), or None without reserving
+    when that start would be after `until` (a member's deadline)."""
 
     def __init__(
         self,
@@ -72,11 +73,13 @@ class HostLimiter:
         self._lock = threading.Lock()
         self._next: dict[str, float] = {}
 
-    def wait(self, host: str) -> float:
+    def wait(self, host: str, until: float | None = None) -> float | None:
         host = host.lower()
         with self._lock:
             now = self.clock()
             start = max(now, self._next.get(host, now))
+            if until is not None and start > until:
+                return None
             self._next[host] = start + self.interval
         if start > now:
             self.sleep(start - now)

@@ -63,3 +63,9 @@ def counts(db) -> dict[str, int]:
     with db.session() as session:
         return {model.__tablename__: session.scalar(select(func.count()).select_from(model))
                 for model in (Paper, PaperSource, PaperExternalId, Addition)}
+
+
+def stored(db) -> dict[str, int]:
+    """Rows that hold papers: what a failed add must not change (its `additions` row,
+    which counts toward the member's hour, it does write)."""
+    return {table: n for table, n in counts(db).items() if table != "additions"}

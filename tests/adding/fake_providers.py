@@ -10,6 +10,7 @@ Routes (what the real service would answer):
     /notes?id=ID               OpenReview API v2 {"notes": [...], "count": n}
     /pages/P18-1031/           an ACL Anthology page with citation_* meta tags
     /pages/plain/              a page without them
+    /pages/latin1/             a latin-1 page whose charset only its <meta> declares
     /busy/...                  429 with Retry-After: 120 (for every provider path under it)
     /flaky/...                 429 with Retry-After: 0 the first time, then the path under it
     /slow/...                  never answers (until the fake stops)
@@ -117,14 +118,16 @@ class FakeProviders:
             return _send(handler, 200, json.dumps(note), "application/json; charset=utf-8")
         if path == "/pages/P18-1031/":
             return _send(handler, 200, recorded.ACL_PAGE, "text/html; charset=utf-8")
+        if path == "/pages/latin1/":
+            return _send(handler, 200, recorded.LATIN1_PAGE, "text/html")
         if path == "/pages/plain/":
             return _send(handler, 200, recorded.PLAIN_PAGE, "text/html; charset=utf-8")
         return _send(handler, 404, "Not Found", "text/plain")
 
 
-def _send(handler: BaseHTTPRequestHandler, status: int, body: str, kind: str,
+def _send(handler: BaseHTTPRequestHandler, status: int, body: str | bytes, kind: str,
           headers: dict[str, str] | None = None) -> None:
-    data = body.encode("utf-8")
+    data = body if isinstance(body, bytes) else body.encode("utf-8")
     handler.send_response(status)
     handler.send_header("Content-Type", kind)
     handler.send_header("Content-Length", str(len(data)))

@@ -218,3 +218,14 @@ PLAIN_PAGE = """<!doctype html><html><head><title>Our reading list</title>
 
 def crossref_json(doi: str) -> str:
     return json.dumps(CROSSREF[doi])
+
+# A page in latin-1 whose charset only its HTML declares (the HTTP answer says text/html
+# with no charset), as older university sites serve them (issue 28, finding 6).
+LATIN1_PAGE = """<html><head>
+<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">
+<title>Café talks</title>
+<meta name="citation_title" content="Café au lait: Mélange Models for Naïve Readers">
+<meta name="citation_author" content="Zoë Müller">
+<meta name="citation_publication_date" content="2019">
+</head><body><p>Résumé.</p></body></html>
+""".encode("latin-1")

@@ -77,6 +77,7 @@ def fake(discord_endpoint) -> Iterator[FakeDiscordAPI]:
 def services(seeded_copy) -> Iterator[Services]:
     services = build_services(seeded_copy, clock=lambda: NOW)
     yield services
+    services.core.stop()  # the add feature's fetch threads end with the test
     services.db.dispose()
 
 
