@@ -273,7 +273,7 @@ class SlackListeners:
         )
         who = UserRef(PLATFORM, user["id"], user.get("username") or user.get("name", ""), manager)
         reply = self.core.add_from_message(Incoming(channel, who, text))
-        respond(**_response(replace(reply, ephemeral=True)), replace_original=False)
+        _respond(respond, replace(reply, ephemeral=True))
 
     def workspace_gone(self, event: dict, context: BoltContext) -> None:
         """app_uninstalled, or tokens_revoked for the bot: the workspace's channels stop
@@ -321,12 +321,12 @@ class SlackListeners:
                     **message(reply),
                 )
             else:
-                respond(**_response(reply), replace_original=False)
+                _respond(respond, reply)
         except SlackApiError as problem:
             log.warning("chat.postMessage to %s failed: %s", channel_id, _error(problem))
             if _is_post(reply):  # nothing reached the channel: the paper or poll is not used up
                 self.core.withdraw(reply)
-            respond(**_response(_cannot_post(problem)), replace_original=False)
+            _respond(respond, _cannot_post(problem))
             return
         if reply.post_id is not None and not _is_post(reply):
             self._show_tally(reply.post_id, channel_id, client)
@@ -506,6 +506,17 @@ def bot_clients(services: Services, settings: SlackSettings) -> BotClients:
         installations.create_tables()
         return BotClients(settings.api_url, installations=installations)
     return BotClients(settings.api_url, token=settings.bot_token)
+
+
+def _respond(respond: Respond, reply: Reply) -> None:
+    """The answer through the command's response_url. One that does not work (missing,
+    not a URL, its host unreachable: the request was signed, but Slack never sends such
+    a one) costs the answer, logged in one line: nobody is left to tell."""
+    try:
+        respond(**_response(reply), replace_original=False)
+    except (ValueError, OSError) as problem:  # urllib's URLError and http.client's are OSErrors
+        log.warning("an answer after the ack was not delivered: the response_url did not work (%s)",
+                    type(problem).__name__)
 
 
 def build_app(

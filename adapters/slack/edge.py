@@ -252,6 +252,9 @@ class WholeForms(SlackRequestHandler):
 def _command_problem(payload: dict) -> str | None:
     if "command" in payload and not all(isinstance(payload.get(k), str) for k in ("user_id", "channel_id")):
         return "a slash command without a user or a channel"
+    # Slack sends one with every command; an answer after the ack has no other way back.
+    if "command" in payload and not isinstance(payload.get("response_url"), str):
+        return "a slash command without a response_url"
     return None
 
 

@@ -87,8 +87,9 @@ def send(port: int, raw: bytes) -> int:
 
 
 def answered_by_a_request(record: logging.LogRecord) -> bool:
-    """Logged while answering a request, not by a lazy listener of an earlier one."""
-    return not record.threadName.startswith("slack-listener")
+    """Logged while answering a request, not by an answer after the ack of an earlier one
+    (bolt's listener pool, or the pool that answers later and its fetches)."""
+    return not record.threadName.startswith(("slack-listener", "slack-later", "add-fetch"))
 
 
 def unknown_transfer_coding(junk: Junk, status: int) -> bool:
