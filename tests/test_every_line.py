@@ -38,7 +38,7 @@ UTC = timezone.utc
 START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 CHANNELS = ("reading", "theory")
 LINES_PER_EXAMPLE = 50
-EXAMPLES = 120  # 120 x 50 = 6,000 lines on each database, each database one long test
+EXAMPLES = 80  # 80 x 50 = 4,000 lines on each database, each database one long test
 # Whatever a member typed may come back quoted; these come only from our insides.
 INTERNALS = ("Traceback (most recent call last)", "[SQL:", "sqlalchemy.", "psycopg", "site-packages",
              'File "', "OperationalError", "IntegrityError", "DataError", "/work/", "/tmp/")
