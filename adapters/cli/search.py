@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bot.search.bm25 import Bm25Params
+from bot.search.params import Bm25Params
 
 DEFAULT_SIZES = "10k,100k,1M"
 

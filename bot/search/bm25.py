@@ -41,6 +41,7 @@ import numpy as np
 
 from bot.search import postings
 from bot.search.arrays import Arrays, SparseRows, StringTable
+from bot.search.params import Bm25Params
 
 # Float32 impacts are within ~1e-7 of the float64 ones; sums of them, within ~1e-6. Every
 # bound computed from them gets this much relative slack, so none of them can drop a
@@ -57,13 +58,6 @@ LEAVE_OUT_SHARE = 0.5
 # A binary search for a seed in a term's list costs about what adding this many postings
 # to the dense sums does.
 SEARCH_COST = 2
-
-
-@dataclass(frozen=True)
-class Bm25Params:
-    k1: float = 1.5
-    b: float = 0.75
-    epsilon: float = 0.25
 
 
 class Matched(NamedTuple):
