@@ -40,6 +40,18 @@ SEED_FILES = {
 SEED_COUNTS = {"openreview": 860, "poster-session": 135, "trending": 58, "topic-abstracts": 17, "blog-review": 21}
 
 
+def pytest_configure(config):
+    """With workers (pytest-xdist), compile the search's loops here, once, before they
+    start: numba caches them beside the code, and a fresh checkout has no cache yet, so
+    every worker, and every `paperclub` process a test starts meanwhile, would spend
+    ~20 s of CPU compiling the same loops at once."""
+    if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
+        return
+    from bot.search import postings
+
+    postings.warm()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def private_index_cache(tmp_path_factory):
     """PostgreSQL databases keep their search index under $XDG_CACHE_HOME; every test
