@@ -40,6 +40,13 @@ SEED_FILES = {
 SEED_COUNTS = {"openreview": 860, "poster-session": 135, "trending": 58, "topic-abstracts": 17, "blog-review": 21}
 
 
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto`: one worker more than there are cores. Many tests wait (on a served
+    process, a fake platform, a 30 s database outage, a page that drips) rather than
+    compute, and the extra worker computes meanwhile."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config):
     """With workers (pytest-xdist), compile the search's loops here, once, before they
     start: numba caches them beside the code, and a fresh checkout has no cache yet, so
