@@ -109,10 +109,17 @@ class FetchPolicy:
         for name, var in settings:
             raw = env.get(var, "").strip()
             if raw:
-                if not raw.isdigit() or int(raw) < 1:
-                    raise FeedError(f"{var}={raw!r}: give a whole number of at least 1")
-                values[name] = int(raw)
+                values[name] = feed_count(var, raw)
         return cls(**values)
+
+
+def feed_count(variable: str, raw: str) -> int:
+    """A feed setting's number (PAPERCLUB_FEED_PAGE_SIZE, _MAX_ENTRIES): a whole number of at
+    least 1; FeedError naming the variable otherwise. Start-up's check (bot.ops.settings)
+    and the feeds read it with this one rule."""
+    if not raw.strip().isdigit() or int(raw) < 1:
+        raise FeedError(f"{variable}={raw!r}: give a whole number of at least 1")
+    return int(raw)
 
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})

@@ -34,7 +34,7 @@ from pydantic_settings import (
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from bot.corpus.fetch import FetchPolicy
+from bot.corpus.fetch import FetchPolicy, feed_count
 from store.database import DEFAULT_URL, mask_url, resolve_database_url, url_secrets
 
 
@@ -491,12 +491,6 @@ def listen_host(raw: str) -> str:
 # --- feeds and adding papers ---------------------------------------------------------------------
 
 
-def _whole_at_least_one(variable: str, value: Any) -> Any:
-    if isinstance(value, str) and (not value.strip().isdigit() or int(value) < 1):
-        raise ValueError(f"{variable}={value!r}: give a whole number of at least 1")
-    return value
-
-
 class FeedSettings(EnvSettings):
     """The scheduled corpus feeds (bot.corpus.fetch.FetchPolicy reads the same variables
     where it runs; this is what start-up checks and `config check` shows)."""
@@ -510,12 +504,12 @@ class FeedSettings(EnvSettings):
     @field_validator("page_size", mode="before")
     @classmethod
     def _page_size(cls, value: Any) -> Any:
-        return _whole_at_least_one("PAPERCLUB_FEED_PAGE_SIZE", value)
+        return feed_count("PAPERCLUB_FEED_PAGE_SIZE", value) if isinstance(value, str) else value
 
     @field_validator("max_entries", mode="before")
     @classmethod
     def _max_entries(cls, value: Any) -> Any:
-        return _whole_at_least_one("PAPERCLUB_FEED_MAX_ENTRIES", value)
+        return feed_count("PAPERCLUB_FEED_MAX_ENTRIES", value) if isinstance(value, str) else value
 
 
 PER_HOUR = 20  # papers a member may add (fetch and store) per hour, by default
