@@ -7,6 +7,7 @@ tests and `paperclub tick --at ...` can travel in time.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from functools import lru_cache
@@ -171,13 +172,19 @@ def parse_change(args: list[str]) -> ScheduleChange:
     `9:00` moves the time alone, `weekends` the days, `Europe/Berlin` the zone."""
     if not 1 <= len(args) <= 3:
         raise ScheduleError("give a time, a zone or days (or all three)")
+    return ScheduleChange(**named_parts(args, _part))
+
+
+def named_parts(words: list[str], part: Callable[[str], tuple[str, object]]) -> dict[str, object]:
+    """Each word as the part `part` takes it for (kind, value), each kind at most once:
+    how `schedule` and `session` read their parts in any order."""
     parts: dict[str, object] = {}
-    for word in args:
-        kind, value = _part(word)
+    for word in words:
+        kind, value = part(word)
         if kind in parts:
             raise ScheduleError(f"`{word}`: give one {kind.replace('_', ' ')} only")
         parts[kind] = value
-    return ScheduleChange(**parts)
+    return parts
 
 
 def _part(word: str) -> tuple[str, object]:

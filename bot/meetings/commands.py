@@ -15,6 +15,7 @@ from bot.cards.latex import readable
 from bot.channels.schedule import (
     WEEKDAYS,
     ScheduleError,
+    named_parts,
     parse_date,
     parse_days,
     parse_time,
@@ -330,13 +331,8 @@ def _parse_plan(words: list[str], current: Plan | None) -> Plan:
     switches the meeting on (there is no other way back from `session off`)."""
     if not 1 <= len(words) <= 3:
         raise UsageError(f"{SESSION_HOW}, or name one part to change it.")
-    parts: dict[str, object] = {}
     try:
-        for word in words:
-            kind, value = _plan_part(word)
-            if kind in parts:
-                raise ScheduleError(f"`{word}`: give one {kind} only")
-            parts[kind] = value
+        parts = named_parts(words, _plan_part)
     except ScheduleError as problem:
         raise UsageError(str(problem)) from None
     if current is None and not {"day", "time"} <= parts.keys():
