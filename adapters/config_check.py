@@ -22,10 +22,9 @@ from typing import Any, NamedTuple, get_args
 from pydantic import SecretStr
 
 from adapters import platforms
+from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE
 from bot.ops.settings import (
     DATABASE,
-    DATABASE_VARIABLES,
-    DEFAULT_DATABASE_SOURCE,
     SECRET_VARIABLES,
     SETTINGS,
     ConfigError,

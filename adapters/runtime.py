@@ -37,11 +37,11 @@ from bot.app import ConfigError, Services, utc_now
 from bot.core import DATABASE_UNAVAILABLE
 from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
 from bot.corpus.feeds import sync_jobs
-from bot.memory.pages import PREFIXES as PAGE_PREFIXES
+from bot.memory.routes import PREFIXES as PAGE_PREFIXES
 from bot.memory.pages import build_pages
 from bot.ops.health import health_report
 from bot.ops.heartbeats import Heartbeats
-from bot.ops.settings import DEFAULT_HOST
+from bot.ops.defaults import DEFAULT_HOST
 from bot.scheduler import Deliveries, start_background, tick_job
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs
 
-from bot.ops.settings import DEFAULT_HOST
+from bot.ops.defaults import DEFAULT_HOST
 
 WSGIApp = Callable[[dict, Callable], Any]
 HEALTH_PATH = "/healthz"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli.main import DEMO_COLLECTIONS, DEMO_EXTRAS
+from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
 from adapters.console import ConsoleSession, render_text
 from bot.app import build_services
 from tests.conftest import REPO

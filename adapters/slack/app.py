@@ -57,7 +57,7 @@ from bot.channels.channels import Channels
 from bot.grammar import split_command
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
 from bot.ops.logs import drop_expected
-from bot.ops.settings import DEFAULT_HOST
+from bot.ops.defaults import DEFAULT_HOST
 from bot.messages import Reaction
 
 # `manifest` is here for `paperclub slack manifest`, beside `serve`.

@@ -10,8 +10,6 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from bot.ops.settings import ConfigError
-
 if TYPE_CHECKING:
     from adapters.slack.app import SlackDelivery, SlackServer
     from adapters.slack.config import SlackSettings
@@ -30,6 +28,7 @@ def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
     ConfigError line naming the setting, not a traceback from deep in a library."""
     from adapters.slack.app import SlackServer
     from adapters.wsgi import os_reason
+    from bot.ops.settings import ConfigError
 
     try:
         return SlackServer(services, settings, extra=host.routes(), address=host.address)

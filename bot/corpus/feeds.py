@@ -31,6 +31,7 @@ from apscheduler.triggers.cron import CronTrigger
 from sqlalchemy import delete, select, update
 
 from bot.corpus.fetch import FeedError, Fetcher, FetchError, FetchPolicy, is_arxiv_query
+from bot.corpus.formats import EXAMPLE_FEED_URL as EXAMPLE_URL
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import COLLECTION_MAX, CorpusFormatError
 from store import Database
@@ -143,12 +144,6 @@ def check_format(fmt: str | None) -> str | None:
     if fmt not in FORMATS:
         raise FeedError(f"format {fmt!r}: choose one of {', '.join(FORMATS)} (or none: detect)")
     return fmt
-
-
-EXAMPLE_URL = (
-    "https://export.arxiv.org/api/query?search_query=cat:cs.LG"
-    "&sortBy=submittedDate&sortOrder=descending&max_results=100"
-)
 
 
 # --- the feeds table ---------------------------------------------------------------------

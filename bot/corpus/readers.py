@@ -12,34 +12,17 @@ import codecs
 import re
 from collections.abc import Callable
 from functools import partial
+from importlib import import_module
 from pathlib import Path
 
-from bot.corpus import (
-    arxiv_atom,
-    bibtex,
-    blog_review,
-    jsonl,
-    openreview,
-    poster_session,
-    topic_abstracts,
-    trending,
-)
+from bot.corpus.formats import READER_MODULES
 from bot.corpus.records import CorpusFormatError, PaperRecord
 from bot.corpus.text import looks_complete, shorten
 
 Parser = Callable[[str, str], list[PaperRecord]]
 
-# In detection order: cheap and specific signatures first, the prose fallback last.
-_READERS = {
-    "jsonl": jsonl,
-    "bibtex": bibtex,
-    "arxiv": arxiv_atom,
-    "openreview": openreview,
-    "poster-session": poster_session,
-    "trending": trending,
-    "blog-review": blog_review,
-    "topic-abstracts": topic_abstracts,
-}
+# Imported by name, so that formats.py is the one list of formats.
+_READERS = {name: import_module(f"bot.corpus.{module}") for name, module in READER_MODULES.items()}
 FORMATS: dict[str, Parser] = {name: module.parse for name, module in _READERS.items()}
 
 # Control characters that never occur in text (tab, newlines, form feed are fine). One

@@ -15,7 +15,7 @@ from bot.channels.channels import Channels
 from bot.feature import Feature
 from bot.grammar import Command, Param, UsageError, first_word_in, require_manager
 from bot.memory.links import ChannelLinks
-from bot.memory.pages import ARCHIVE_PREFIX, CALENDAR_PREFIX
+from bot.memory.routes import ARCHIVE_PREFIX, CALENDAR_PREFIX
 from bot.messages import Incoming, Reply
 
 SET_PUBLIC_URL = (

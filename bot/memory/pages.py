@@ -18,9 +18,6 @@ from bot.memory.links import ChannelLinks
 from bot.memory.record import Recorder
 from bot.messages import ChannelRef
 
-CALENDAR_PREFIX = "/calendar/"
-ARCHIVE_PREFIX = "/archive/"
-PREFIXES = (CALENDAR_PREFIX, ARCHIVE_PREFIX)
 _CALENDAR = re.compile(r"/calendar/([^/]+)\.ics")
 _ARCHIVE = re.compile(r"/archive/([^/.]+)(\.bib)?")
 # Private pages: no shared cache keeps them, no search engine lists them, no referrer

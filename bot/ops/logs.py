@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping
 
 from pythonjsonlogger.json import JsonFormatter
 
-from bot.ops.settings import DATABASE_VARIABLES, SECRET_VARIABLES
+from bot.ops.defaults import DATABASE_VARIABLES
+from bot.ops.settings import SECRET_VARIABLES
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Libraries that say too much at INFO (per-request lines, connection chatter).

@@ -12,7 +12,6 @@ directly takes just the values given (as tests do), never the process environmen
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import math
 import os
@@ -35,6 +34,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from bot.corpus.fetch import FetchPolicy, feed_count
+from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_HOST, listen_host
 from store.database import DEFAULT_URL, mask_url, resolve_database_url, url_secrets
 
 
@@ -63,7 +63,6 @@ SECRET_VARIABLES = frozenset(
         "DISCORD_TOKEN",
     }
 )
-DATABASE_VARIABLES = ("PAPERCLUB_DATABASE_URL", "DATABASE_URL")
 # Token prefixes say what kind of token it is and are safe to show.
 _TOKEN_PREFIXES = ("xoxb-", "xoxp-", "xapp-", "xoxe-")
 
@@ -272,10 +271,6 @@ def database_url(raw: str) -> str:
     return url
 
 
-# Where the database URL came from when neither variable is set, for messages.
-DEFAULT_DATABASE_SOURCE = "the default database (neither PAPERCLUB_DATABASE_URL nor DATABASE_URL is set)"
-
-
 def database_problem(url: str, source: str, error: BaseException) -> str:
     """One line for a database a command could not open: where its URL came from
     (`source`: the variable or --database-url), the URL without its password, and why.
@@ -376,9 +371,6 @@ def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
 DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
 LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
 FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
-DEFAULT_HOST = "0.0.0.0"  # every interface, as hosts that route to $PORT expect
-
-
 class CoreSettings(EnvSettings):
     """What every paperclub process needs, whatever the platform."""
 
@@ -471,21 +463,6 @@ class CoreSettings(EnvSettings):
         return value
 
 
-_HOST_NAME = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*$")
-
-
-def listen_host(raw: str) -> str:
-    """PAPERCLUB_HOST or `serve --host`: an IP address or a host name to listen on;
-    ValueError saying what to give otherwise."""
-    text = raw.strip()
-    try:
-        return str(ipaddress.ip_address(text))
-    except ValueError:
-        pass
-    if len(text) <= 253 and _HOST_NAME.match(text):
-        return text
-    raise ValueError(f"{raw!r} is not an IP address or host name: use e.g. 127.0.0.1 (this machine only) "
-                     f"or {DEFAULT_HOST} (every interface)")
 
 
 # --- feeds and adding papers ---------------------------------------------------------------------

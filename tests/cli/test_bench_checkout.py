@@ -36,13 +36,14 @@ def test_a_bench_command_without_the_bench_package_says_to_use_a_checkout(no_ben
 
 
 def test_another_missing_module_is_not_mistaken_for_the_bench(monkeypatch):
+    from adapters.cli import commands
     from adapters.cli import main as cli
 
     def needs_rich(args):
         from rich.progress import Progress  # noqa: F401
 
     monkeypatch.setitem(sys.modules, "rich.progress", None)
-    monkeypatch.setattr(cli, "cmd_db", needs_rich)  # the parser takes it when main() builds it
+    monkeypatch.setattr(commands, "cmd_db", needs_rich)  # found there when `db` runs
     with pytest.raises(ModuleNotFoundError, match="rich.progress"):
         cli.main(["db", "current"])
 

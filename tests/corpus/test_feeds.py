@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from adapters.cli import feed_commands
 from adapters.cli import feeds as feed_cli
 from bot.app import build_services
 from bot.corpus.feeds import (
@@ -480,7 +481,7 @@ def cli(url: str, *argv: str) -> int:
 
 
 def test_cli_add_list_refresh_remove(db, served, fake_time, capsys, monkeypatch):
-    monkeypatch.setattr(feed_cli, "make_fetcher", lambda max_entries=None: make_fetcher(fake_time))
+    monkeypatch.setattr(feed_commands, "make_fetcher", lambda max_entries=None: make_fetcher(fake_time))
 
     assert cli(db.url, "feed", "add", "cs-lg", served.base + QUERY, "--cron", "0 6 * * *") == 0
     out = capsys.readouterr().out
@@ -505,7 +506,7 @@ def test_cli_add_list_refresh_remove(db, served, fake_time, capsys, monkeypatch)
 
 
 def test_cli_errors_are_clear(db, served, fake_time, capsys, monkeypatch):
-    monkeypatch.setattr(feed_cli, "make_fetcher", lambda max_entries=None: make_fetcher(fake_time))
+    monkeypatch.setattr(feed_commands, "make_fetcher", lambda max_entries=None: make_fetcher(fake_time))
 
     assert cli(db.url, "feed", "add", "cs-lg", served.base + QUERY, "--cron", "0 25 * * *") == 2
     assert "error: cron '0 25 * * *'" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from importlib import resources
 import bibtexparser
 import pytest
 
-from adapters.cli.main import DEMO_COLLECTIONS, DEMO_EXTRAS
+from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
 from bot.cards.cards import paper_link
 from bot.cards.latex import readable
 from bot.corpus.library import Library

@@ -1,0 +1,327 @@
+"""What each `paperclub` subcommand does (adapters.cli.main parses the line and imports
+this module only for a command that runs: `--version` and `--help` load none of it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from datetime import datetime
+from importlib import resources
+from pathlib import Path
+from typing import TextIO
+
+from adapters.cli import search as search_cli
+from bot.adding.imports import AddProblem, import_reference, is_reference
+from bot.adding.providers import Providers
+from bot.app import Services, build_services, utc_now
+from bot.corpus.drafts import Written
+from bot.corpus.importing import ImportSummary
+from bot.corpus.library import Library
+from bot.corpus.records import CorpusFormatError
+from bot.messages import counted
+from bot.search.query import Query, QueryError
+from store import Database, resolve_database_url
+
+DEMO_COLLECTIONS = {
+    "iclr2021-openreview.md": "iclr2021",
+    "iclr2023-poster-session.txt": "iclr2023-posters",
+    "trending-papers.txt": "trending",
+    "iclr2022-topics.txt": "iclr2022-topics",
+    "iclr2022-blog-review.txt": "iclr2022-blog",
+}
+# Beside the seeds, a reading list as a reference manager exports it (venues, years and
+# arXiv ids, no abstracts), to show a venue/year line and a paper found by its arXiv id.
+DEMO_EXTRAS = {"reading-list.bib": "reading-list"}
+DEMO_STEPS = (
+    "search diffusion models robustness",
+    "show {top}",
+    "similar {top}",
+    # Titles written in LaTeX ("$\epsilon$-Greedy", "$O(d/\epsilon)$"), shown as Unicode.
+    "search epsilon greedy exploration",
+    "show arXiv:1706.03762",
+    "topics add reinforcement learning",
+    "next",
+)
+
+
+def open_services(url: str | None = None, at: datetime | None = None) -> Services:
+    """The services, with the clock fixed at `at` when the user travels in time."""
+    return build_services(url, clock=(lambda: at) if at else utc_now)
+
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    services = open_services(args.database_url)
+    failed = 0
+    providers = None
+    # The papers are tokenised for the index as they are written, on the idle cores.
+    with services.search.ahead() as written:
+        for path in args.paths:
+            try:
+                if not Path(path).exists() and is_reference(path):  # a link or id: fetched
+                    providers = providers or Providers.from_env()
+                    summary = import_reference(services.library, providers, path, args.collection)
+                else:
+                    summary = import_with_progress(
+                        services.library, Path(path), args.collection, args.format, written
+                    )
+            except AddProblem as problem:
+                failed += 1
+                print(f"error: {path}: {problem}", file=sys.stderr)
+                continue
+            except (CorpusFormatError, OSError) as problem:
+                failed += 1
+                print(f"error: {_where(problem, path)}", file=sys.stderr)
+                print(f"{path}: nothing imported", file=sys.stderr)
+                continue
+            print(format_summary(summary))
+            for warning in summary.warnings:  # imported, but it looks cut: the operator decides
+                print(warning, file=sys.stderr)
+        search_cli.update_index(services.search)
+    return 1 if failed else 0
+
+
+def _where(problem: Exception, path: str) -> str:
+    if isinstance(problem, CorpusFormatError):
+        return str(problem)
+    return f"{path}: {getattr(problem, 'strerror', None) or problem}"
+
+
+def import_with_progress(
+    library: Library,
+    path: Path,
+    collection: str | None,
+    fmt: str | None,
+    written: Written | None = None,
+) -> ImportSummary:
+    """A progress bar on a terminal for large files; plain output when piped."""
+    if not sys.stderr.isatty():
+        return library.import_file(path, collection, fmt, written=written)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as progress:
+        task = progress.add_task(f"importing {path.name}", total=None)
+        return library.import_file(
+            path,
+            collection,
+            fmt,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+            written=written,
+        )
+
+
+def format_summary(s: ImportSummary) -> str:
+    return (
+        f"{s.path}: {s.format}, collection {s.collection}: "
+        f"{s.added} added, {s.updated} updated, {s.unchanged} unchanged"
+    )
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    if args.channel is None and args.format is not None:
+        print("error: --format is for --channel; the whole library is written as JSON Lines", file=sys.stderr)
+        return 2
+    services = open_services(args.database_url)
+    if args.channel is not None:
+        return _export_channel(services, args)
+    if args.output in (None, "-"):
+        count = services.library.export(sys.stdout)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = services.library.export(out)
+    print(f"exported {counted(count, 'paper')}", file=sys.stderr)
+    return 0
+
+
+def _export_channel(services: Services, args: argparse.Namespace) -> int:
+    """What one channel read, with its notes: BibTeX (Zotero) or JSON Lines (backups)."""
+    from bot.memory.export import write
+    from bot.memory.record import Recorder
+    from bot.messages import ChannelRef
+
+    recorder = Recorder(services.db, services.library, services.votes)
+    ref = ChannelRef(*args.channel)
+    channel = recorder.find(ref)
+    if channel is None:
+        print(f"error: --channel {ref.key()}: paperclub has no such channel (a channel is named "
+              "PLATFORM:WORKSPACE:CHANNEL, e.g. slack:T0123:C0456, or a console channel's name)", file=sys.stderr)
+        return 1
+    entries = recorder.record(channel).read()
+    fmt = args.format or "jsonl"
+    if args.output in (None, "-"):
+        count = write(entries, ref, fmt, sys.stdout)
+    else:
+        with open(args.output, "w", encoding="utf-8") as out:
+            count = write(entries, ref, fmt, out)
+    print(f"exported {counted(count, 'paper')} read in {ref.key()} ({fmt})", file=sys.stderr)
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    services = open_services(args.database_url)
+    if args.batch:
+        return run_batch(services, args.batch, args.k)
+    text = " ".join(args.query)
+    if not text.strip():
+        print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)
+        return 2
+    return _print_search(services, text, args)
+
+
+def _print_search(services: Services, text: str, args: argparse.Namespace) -> int:
+    from adapters.console import render_card
+    from bot.cards.cards import card
+
+    try:
+        query = Query.parse(text)
+    except QueryError as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    index = services.search.current()
+    hits = index.search(query, args.k)
+    papers = services.library.get_many(h.paper_id for h in hits)
+    cards = [card(papers[h.paper_id], services.search.tokenizer, h) for h in hits]
+    if args.json:
+        print(json.dumps({"query": text, "hits": [c.__dict__ for c in cards]}, ensure_ascii=False))
+    elif not cards:
+        print(f"No papers match `{text}`.")
+    else:
+        print("\n\n".join(render_card(c) for c in cards))
+    return 0
+
+
+def run_batch(services: Services, source: str, k: int) -> int:
+    """One query a line in, one JSON line out, all against one loaded index."""
+    index = services.search.current()
+    stream: TextIO = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    searched = 0.0
+    count = 0
+    with stream:
+        for line in stream:
+            text = line.strip()
+            if not text:
+                continue
+            started = time.perf_counter()
+            try:
+                hits = index.search(Query.parse(text), k)
+                result = {"query": text, "hits": [_batch_hit(index, h) for h in hits]}
+            except QueryError as problem:
+                result = {"query": text, "error": str(problem), "hits": []}
+            searched += time.perf_counter() - started
+            count += 1
+            print(json.dumps(result, ensure_ascii=False))
+    print(f"{count} queries, {searched * 1000:.1f} ms search time", file=sys.stderr)
+    return 0
+
+
+def _batch_hit(index, hit) -> dict:
+    return {"id": hit.paper_id, "title": index.title(hit.paper_id), "score": hit.score}
+
+
+def cmd_tick(args: argparse.Namespace) -> int:
+    """Post every due pick once and return; console channels print theirs here."""
+    from adapters.console import ConsoleDelivery
+
+    services = open_services(args.database_url, args.at)
+    report = services.core.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
+    print(
+        f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {report['posted']} posted, "
+        f"{report['empty']} with nothing left, {report['failed']} failed, {report['skipped']} skipped, "
+        f"{report['polls_closed']} polls closed",
+        file=sys.stderr,
+    )
+    return 1 if report['failed'] else 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the chat adapters named (none: every one configured) and the scheduler."""
+    from adapters.config_check import startup_settings
+    from adapters.runtime import serve
+    from bot.ops.logs import configure
+
+    platforms = list(dict.fromkeys(args.platforms))
+    if args.scheduler_only and platforms:
+        print("error: --scheduler-only runs no chat app: name no platform with it", file=sys.stderr)
+        return 2
+    # Every unusable setting, one line each, before anything is opened or logged.
+    core = startup_settings(os.environ, platforms).core
+    configure(core.log_level, core.log_format)
+    services = open_services(args.database_url)
+    return serve(services, platforms, scheduler=not args.no_scheduler, apps=not args.scheduler_only,
+                 host=args.host)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from adapters.config_check import check
+
+    text, code = check(os.environ, connect=not args.offline)
+    print(text)
+    return code
+
+
+def cmd_slack_bench(args: argparse.Namespace) -> int:
+    from adapters.bench.slack import main as slack_bench
+
+    return slack_bench(["--requests", str(args.requests), "--concurrency", str(args.concurrency)])
+
+
+def cmd_tick_bench(args: argparse.Namespace) -> int:
+    from adapters.bench.tick import run_tick_bench
+
+    url = args.database_url or resolve_database_url()
+    print(run_tick_bench(url, args.channels).line())
+    return 0
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    from adapters.console import ConsoleSession
+
+    services = open_services(args.database_url, args.at)
+    session = ConsoleSession(services.core, channel=args.channel, user=args.user, manager=args.manager)
+    prompt = sys.stdin.isatty() and not args.json
+    try:
+        session.run(sys.stdin, sys.stdout, as_json=args.json, prompt=prompt)
+    except KeyboardInterrupt:
+        if prompt:  # after "paperclub> ^C", the shell's prompt starts on a line of its own
+            print()
+        raise  # main() exits 130
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from adapters.console import ConsoleSession, render_text
+
+    services = open_services(args.database_url)
+    print(f"paperclub demo: importing the bundled corpus into {services.db.describe()}\n")
+    corpus = resources.files("bot") / "demo_corpus"
+    extras = resources.files("bot") / "demo_extras"
+    files = [(corpus / n, c) for n, c in DEMO_COLLECTIONS.items()]
+    files += [(extras / n, c) for n, c in DEMO_EXTRAS.items()]
+    for resource, collection in files:
+        with resources.as_file(resource) as path:
+            summary = services.library.import_file(path, collection)
+        print("  " + format_summary(summary).replace(str(path), resource.name))
+    session = ConsoleSession(services.core, channel="demo", user="demo", manager=True)
+    top = None
+    for step in DEMO_STEPS:
+        command = step.format(top=top)
+        print(f"\n/paper {command}\n")
+        reply = session.answer(command)
+        print(render_text(reply))
+        if top is None and reply.cards:
+            top = reply.cards[0].paper_id
+    print("\nTry it yourself: paperclub console   (type `help`)")
+    return 0
+
+
+def cmd_db(args: argparse.Namespace) -> int:
+    db = Database(args.database_url or resolve_database_url())
+    if args.action == "upgrade":
+        before, after = db.upgrade()
+        print(f"{db.describe()}: schema {before or 'empty'} -> {after}")
+    else:
+        print(f"{db.describe()}: schema {db.current_revision() or 'empty'} (code needs {db.head_revision()})")
+    return 0
