@@ -105,7 +105,7 @@ def serve(
         raise ConfigError("nothing to run: no chat app is configured (see `paperclub config check`) "
                           "and --no-scheduler leaves out the scheduler")
     _build(process, served, configured, env)
-    services.search.current()  # load the index now, not inside the first 3-second ack
+    services.search.warm()  # the index and the compiled loops now, not inside the first 3-second ack
     _install_signals(process)
     try:
         _start(process)

@@ -4,14 +4,11 @@ this module only for a command that runs: `--version` and `--help` load none of 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import TextIO
 
 from adapters.cli import search as search_cli
 from bot.adding.imports import AddProblem, import_reference, is_reference
@@ -22,7 +19,6 @@ from bot.corpus.importing import ImportSummary
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError
 from bot.messages import counted
-from bot.search.query import Query, QueryError
 from store import Database, resolve_database_url
 
 DEMO_COLLECTIONS = {
@@ -158,67 +154,6 @@ def _export_channel(services: Services, args: argparse.Namespace) -> int:
             count = write(entries, ref, fmt, out)
     print(f"exported {counted(count, 'paper')} read in {ref.key()} ({fmt})", file=sys.stderr)
     return 0
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    services = open_services(args.database_url)
-    if args.batch:
-        return run_batch(services, args.batch, args.k)
-    text = " ".join(args.query)
-    if not text.strip():
-        print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)
-        return 2
-    return _print_search(services, text, args)
-
-
-def _print_search(services: Services, text: str, args: argparse.Namespace) -> int:
-    from adapters.console import render_card
-    from bot.cards.cards import card
-
-    try:
-        query = Query.parse(text)
-    except QueryError as problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
-    index = services.search.current()
-    hits = index.search(query, args.k)
-    papers = services.library.get_many(h.paper_id for h in hits)
-    cards = [card(papers[h.paper_id], services.search.tokenizer, h) for h in hits]
-    if args.json:
-        print(json.dumps({"query": text, "hits": [c.__dict__ for c in cards]}, ensure_ascii=False))
-    elif not cards:
-        print(f"No papers match `{text}`.")
-    else:
-        print("\n\n".join(render_card(c) for c in cards))
-    return 0
-
-
-def run_batch(services: Services, source: str, k: int) -> int:
-    """One query a line in, one JSON line out, all against one loaded index."""
-    index = services.search.current()
-    stream: TextIO = sys.stdin if source == "-" else open(source, encoding="utf-8")
-    searched = 0.0
-    count = 0
-    with stream:
-        for line in stream:
-            text = line.strip()
-            if not text:
-                continue
-            started = time.perf_counter()
-            try:
-                hits = index.search(Query.parse(text), k)
-                result = {"query": text, "hits": [_batch_hit(index, h) for h in hits]}
-            except QueryError as problem:
-                result = {"query": text, "error": str(problem), "hits": []}
-            searched += time.perf_counter() - started
-            count += 1
-            print(json.dumps(result, ensure_ascii=False))
-    print(f"{count} queries, {searched * 1000:.1f} ms search time", file=sys.stderr)
-    return 0
-
-
-def _batch_hit(index, hit) -> dict:
-    return {"id": hit.paper_id, "title": index.title(hit.paper_id), "score": hit.score}
 
 
 def cmd_tick(args: argparse.Namespace) -> int:

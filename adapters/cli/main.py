@@ -63,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", type=_positive, default=10, help="number of results (default 10)")
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
     p.add_argument("--batch", metavar="FILE", help="one query a line from FILE (or - for stdin), JSON lines out")
-    p.set_defaults(func=Lazy("adapters.cli.commands:cmd_search"))
+    p.set_defaults(func=Lazy("adapters.cli.searching:cmd_search"))
 
     p = sub.add_parser("console", help="chat with the bot on stdin/stdout")
     p.add_argument("--channel", default="general", help="console channel id (default: general)")

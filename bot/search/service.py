@@ -70,10 +70,16 @@ class SearchService:
         self.fingerprint = fingerprint(self.tokenizer, params)
         self.merge_in_background = merge_in_background
         self._index: SearchIndex | None = None
-        postings.warm()  # the compiled loops, before a member's first search needs them
         self._lock = threading.Lock()
         self._merger: threading.Thread | None = None
         self._ahead: TokenisedAhead | None = None
+
+    def warm(self) -> SearchIndex:
+        """For a process that serves members: the index loaded and the compiled loops
+        ready now, not inside the first search's 3-second ack. A one-off command skips
+        it: each loop loads (from numba's disk cache) when a search first runs it."""
+        postings.warm()
+        return self.current()
 
     @contextmanager
     def ahead(self) -> Iterator[Callable[[Sequence[IndexedPaper]], None]]:

@@ -1,0 +1,83 @@
+"""`paperclub search`: the library and its index alone. A search needs no feature, so
+it loads none of them (nor their settings): a one-line search is mostly start-up."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TextIO
+
+from adapters.console import render_card
+from bot.cards.cards import card
+from bot.corpus.library import Library
+from bot.search.query import Query, QueryError
+from bot.search.service import SearchService
+from store import Database, resolve_database_url
+
+
+def open_search(url: str | None) -> tuple[Library, SearchService]:
+    """The library and its search service, as bot.app wires them for the bot."""
+    db = Database(url or resolve_database_url())
+    db.ensure_schema()
+    library = Library(db)
+    return library, SearchService(library)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    library, search = open_search(args.database_url)
+    if args.batch:
+        return run_batch(search, args.batch, args.k)
+    text = " ".join(args.query)
+    if not text.strip():
+        print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)
+        return 2
+    return _print_search(library, search, text, args)
+
+
+def _print_search(library: Library, search: SearchService, text: str, args: argparse.Namespace) -> int:
+    try:
+        query = Query.parse(text)
+    except QueryError as problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    index = search.current()
+    hits = index.search(query, args.k)
+    papers = library.get_many(h.paper_id for h in hits)
+    cards = [card(papers[h.paper_id], search.tokenizer, h) for h in hits]
+    if args.json:
+        print(json.dumps({"query": text, "hits": [c.__dict__ for c in cards]}, ensure_ascii=False))
+    elif not cards:
+        print(f"No papers match `{text}`.")
+    else:
+        print("\n\n".join(render_card(c) for c in cards))
+    return 0
+
+
+def run_batch(search: SearchService, source: str, k: int) -> int:
+    """One query a line in, one JSON line out, all against one loaded index."""
+    index = search.current()
+    stream: TextIO = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    searched = 0.0
+    count = 0
+    with stream:
+        for line in stream:
+            text = line.strip()
+            if not text:
+                continue
+            started = time.perf_counter()
+            try:
+                hits = index.search(Query.parse(text), k)
+                result = {"query": text, "hits": [_batch_hit(index, h) for h in hits]}
+            except QueryError as problem:
+                result = {"query": text, "error": str(problem), "hits": []}
+            searched += time.perf_counter() - started
+            count += 1
+            print(json.dumps(result, ensure_ascii=False))
+    print(f"{count} queries, {searched * 1000:.1f} ms search time", file=sys.stderr)
+    return 0
+
+
+def _batch_hit(index, hit) -> dict:
+    return {"id": hit.paper_id, "title": index.title(hit.paper_id), "score": hit.score}
