@@ -77,10 +77,13 @@ def build_services(
     grace: timedelta | None = None,
     ensure_schema: bool = True,
     public_url: str | None = None,
+    db: Database | None = None,
 ) -> Services:
-    db = Database(url or resolve_database_url())
-    if ensure_schema:
-        db.ensure_schema()
+    """Every service on the database at `url` (or `db`, opened already)."""
+    if db is None:
+        db = Database(url or resolve_database_url())
+        if ensure_schema:
+            db.ensure_schema()
     return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env())
 
 

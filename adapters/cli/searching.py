@@ -1,5 +1,6 @@
 """`paperclub search`: the library and its index alone. A search needs no feature, so
-it loads none of them (nor their settings): a one-line search is mostly start-up."""
+it loads none of them (nor their settings): a one-line search is mostly start-up. The
+database is opened before the search engine loads (as adapters.cli.commands does)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,22 @@ import argparse
 import json
 import sys
 import time
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from adapters.console import render_card
-from bot.cards.cards import card
-from bot.corpus.library import Library
-from bot.search.query import Query, QueryError
-from bot.search.service import SearchService
 from store import Database, resolve_database_url
+
+if TYPE_CHECKING:
+    from bot.corpus.library import Library
+    from bot.search.service import SearchService
 
 
 def open_search(url: str | None) -> tuple[Library, SearchService]:
     """The library and its search service, as bot.app wires them for the bot."""
     db = Database(url or resolve_database_url())
     db.ensure_schema()
+    from bot.corpus.library import Library
+    from bot.search.service import SearchService
+
     library = Library(db)
     return library, SearchService(library)
 
@@ -37,6 +40,10 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _print_search(library: Library, search: SearchService, text: str, args: argparse.Namespace) -> int:
+    from adapters.console import render_card
+    from bot.cards.cards import card
+    from bot.search.query import Query, QueryError
+
     try:
         query = Query.parse(text)
     except QueryError as problem:
@@ -57,6 +64,8 @@ def _print_search(library: Library, search: SearchService, text: str, args: argp
 
 def run_batch(search: SearchService, source: str, k: int) -> int:
     """One query a line in, one JSON line out, all against one loaded index."""
+    from bot.search.query import Query, QueryError
+
     index = search.current()
     stream: TextIO = sys.stdin if source == "-" else open(source, encoding="utf-8")
     searched = 0.0
