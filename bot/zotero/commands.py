@@ -205,8 +205,9 @@ def _may_write(access: dict, group_id: int, name: str) -> None:
 
 
 def _group(api: ZoteroApi, group_id: int) -> str:
-    """The group's name, once the key is known to be good and may write there."""
-    _may_write(_key_access(api), group_id, str(group_id))
+    """The group's name, once the key is known to be good, the group to exist, and the
+    key to be allowed to write there."""
+    access = _key_access(api)
     try:
         group = api.group(group_id)
     except ZoteroError as problem:
@@ -216,7 +217,9 @@ def _group(api: ZoteroApi, group_id: int) -> str:
         if problem.status in (401, 403):
             raise Refused(f"The key may not open group {group_id}. {NOTHING_STORED}") from None
         raise Refused(_unreachable(problem)) from None
-    return str((group.get("data") or {}).get("name") or group_id)
+    name = str((group.get("data") or {}).get("name") or group_id)
+    _may_write(access, group_id, name)
+    return name
 
 
 def _collection(api: ZoteroApi, group_id: int, group: str, asked: str) -> tuple[str, str]:

@@ -46,7 +46,8 @@ def import_collection(library: Library, config: ZoteroConfig, text: str, collect
         raise ZoteroImportProblem(str(problem)) from None
     records = [r for line, item in enumerate(items, 1) if (r := record_of(item, group_id, line))]
     source = f"zotero:{group_id}" + (f"/{key}" if key else "")
-    default = f"zotero-{group_id}" + (f"-{name}" if name else "")
+    # A collection name searches can name (`in:zotero-4242-reading-group`): no spaces.
+    default = "-".join(["zotero", str(group_id), *re.findall(r"\w+", (name or "").lower())])
     return library.import_records(records, collection=collection or default, source=source, fmt="zotero", path=text)
 
 

@@ -52,7 +52,8 @@ class FakeZotero:
         self.keys: dict[str, dict[str, Any]] = {}  # api key -> {"userID", "username", "groups": {id: write}}
         self.groups: dict[int, Group] = {}
         self.tokens: set[tuple[str, str]] = set()  # (api key, write token) accepted
-        self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path?query, headers)
+        # (method, path?query, headers by lower-case name: urllib sends "Zotero-api-key")
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.planned: list[tuple[int, dict[str, str]]] = []  # refusals for the next requests
         self.backoff: int | None = None  # a Backoff header on the next answer
         self.lose_next_write = False  # do the next POST, then close without answering
@@ -144,7 +145,7 @@ def _handler(fake: FakeZotero):
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             with fake.lock:
-                fake.requests.append((method, self.path, dict(self.headers.items())))
+                fake.requests.append((method, self.path, {k.lower(): v for k, v in self.headers.items()}))
                 if fake.planned:
                     status, headers = fake.planned.pop(0)
                     return self._send(status, f"planned {status}", headers)

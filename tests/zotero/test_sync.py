@@ -86,7 +86,7 @@ def test_a_vote_changes_the_items_tags_and_keeps_everyone_elses(scene):
     tags = sorted(t["tag"] for t in by_title(scene)["Quokka Descent (as the group filed it)"]["tags"])
     # the PATCH met a 412 (someone tagged it meanwhile), read the item again and kept their tag
     assert tags == ["group's own", "paperclub:👎 1", "someone else's"]
-    assert any(r[0] == "PATCH" and "If-Unmodified-Since-Version" in r[2] for r in scene.zotero.requests)
+    assert any(r[0] == "PATCH" and "if-unmodified-since-version" in r[2] for r in scene.zotero.requests)
     assert scene.member("ann").send(f"vote {quokka} none").ok
     scene.tick()
     tags = sorted(t["tag"] for t in by_title(scene)["Quokka Descent (as the group filed it)"]["tags"])
@@ -103,7 +103,7 @@ def test_a_write_whose_answer_was_lost_is_sent_again_and_creates_nothing_twice(s
     retry = scene.tick(minutes=2)
     assert retry["zotero_written"] == 3 and retry["zotero_notes"] == 1
     posts = [r for r in scene.zotero.writes() if r[0] == "POST"]
-    assert len(posts) == 2 and posts[0][2]["Zotero-Write-Token"] == posts[1][2]["Zotero-Write-Token"]
+    assert len(posts) == 2 and posts[0][2]["zotero-write-token"] == posts[1][2]["zotero-write-token"]
     assert len(scene.zotero.top_items(GROUP, COLLECTION)) == 4  # the 412 answer: no duplicate
     sparse = by_title(scene)["Sparse Coding of Zebrafish Retinas"]
     assert len(scene.zotero.notes(GROUP, sparse["key"])) == 1
