@@ -152,6 +152,9 @@ class ZoteroCommands(Feature):
 
     def describe(self, channel_id: int) -> str:
         status = self.links.status(channel_id)
+        if status is None and self.links.get(channel_id) is not None:  # a key given, no group yet
+            return ("This channel has a Zotero API key (key: set) but no group library yet: a manager links it "
+                    "with `zotero link GROUP_ID [COLLECTION]`.")
         if status is None:
             return ("This channel is not linked to a Zotero group library. A manager links it with "
                     "`zotero link GROUP_ID [COLLECTION]`" + ("" if self.config.env_key else

@@ -34,6 +34,7 @@ from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session
 
 from bot.corpus.identifiers import ARXIV, DOI
+from bot.corpus.records import ID_MAX
 from bot.ops.settings import ZoteroSettings
 from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroError
 from bot.zotero.items import READ_TAG, TAG_PREFIX, item_ids, new_key, new_token, note_item, paper_item
@@ -129,6 +130,9 @@ class ZoteroSync:
         except ZoteroError as problem:
             error, refused = describe(problem, link), problem.status in (401, 403, 404)
             wait = timedelta(seconds=problem.retry_after or problem.backoff or 0)
+        except Exception:  # noqa: BLE001 - a bug syncing one link must not stop the others or hold its lease
+            log.exception("zotero sync of group %s failed", link.group_id)
+            error = "paperclub met an error of its own (the operator's log has it)"
         if error:
             counts["zotero_failed"] += 1
             log.warning("zotero sync of group %s failed: %s", link.group_id, error)
@@ -187,9 +191,12 @@ class ZoteroSync:
             return
         with self.db.session() as session:
             known = {row.item_key: row for row in session.scalars(select(ZoteroItem).where(
-                ZoteroItem.link_id == link_id, ZoteroItem.item_key.in_([i["key"] for i in items])))}
+                ZoteroItem.link_id == link_id, ZoteroItem.item_key.in_([str(i.get("key")) for i in items])))}
             for item in items:
-                ids = item_ids(item.get("data") or {})
+                if len(item.get("key") or "") != 8:  # not an object key Zotero makes
+                    continue
+                ids = {scheme: value for scheme, value in item_ids(item.get("data") or {}).items()
+                       if len(value) <= ID_MAX}  # a longer "DOI" is nobody's: it matches no paper
                 row = known.get(item["key"])
                 if row is None:
                     session.add(ZoteroItem(link_id=link_id, item_key=item["key"], version=item.get("version"),

@@ -64,6 +64,7 @@ def test_a_wrong_key_is_refused_and_stores_nothing(make_scene, zotero):
     assert not no_key.ok and "There is no Zotero API key yet" in no_key.text and links(scene) == []
     read_only = boss(scene).send(f"zotero key {READ_ONLY_KEY}")
     assert read_only.ok  # no group yet: the key is good
+    assert "key: set" in scene.member("ann").send("zotero").text and READ_ONLY_KEY not in read_only.text
     refused = boss(scene).send(f"zotero link {GROUP}")
     assert not refused.ok and "may not write to group Lab Library" in refused.text
     assert [link.group_id for link in links(scene)] == [None]  # the key alone, no link

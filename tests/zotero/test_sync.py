@@ -151,3 +151,28 @@ def test_two_replicas_ticking_together_sync_a_link_once(scene):
     assert not scene.tick()["zotero_written"]  # held by the first: this process skips it
     links.finish(link_id, owner, scene.clock.now)
     assert scene.tick()["zotero_written"] == 3
+
+
+def test_a_large_collection_is_read_over_several_minutes_before_anything_is_written(scene):
+    for number in range(600):
+        scene.zotero.add_item(GROUP, {"itemType": "journalArticle", "title": f"Filed {number}",
+                                      "collections": [COLLECTION]})
+    linked(scene)  # the item holding Quokka's DOI comes last, on the seventh page
+    first = scene.tick()
+    pages = [r for r in scene.zotero.requests if "/items/top" in r[1]]
+    assert len(pages) == 5 and not first["zotero_written"] and not scene.zotero.writes()
+    second = scene.tick()
+    assert second["zotero_written"] == 3 and second["zotero_matched"] == 1
+    assert len(scene.zotero.top_items(GROUP, COLLECTION)) == 604
+
+
+def test_a_key_zotero_refuses_waits_an_hour_and_says_what_to_do(scene):
+    linked(scene)
+    scene.zotero.keys.pop(KEY)  # revoked at zotero.org
+    assert scene.tick()["zotero_failed"] == 1
+    said = scene.member("ann").send("zotero").text
+    assert "Zotero refused the API key for group 4242 (HTTP 403)" in said and "`zotero key KEY`" in said
+    assert "Retrying at 2026-11-26 10:01 UTC" in said
+    requests = len(scene.zotero.requests)
+    scene.tick(minutes=30)
+    assert len(scene.zotero.requests) == requests  # not asked again every minute
