@@ -117,7 +117,7 @@ class ZoteroCommands(Feature):
         else:
             raise Refused("There is no Zotero API key yet: give one that may write to the group, privately, with "
                           f"`zotero key KEY` (made at zotero.org/settings/keys), then link. {NOTHING_STORED}")
-        return self.config.api(None, key)
+        return self.config.api(key)
 
     # --- key -------------------------------------------------------------------------
 
@@ -128,7 +128,7 @@ class ZoteroCommands(Feature):
         if self.config.box is None:
             raise Refused("paperclub cannot keep a key safely here: the operator has not set PAPERCLUB_SECRET_KEY "
                           "(or may set PAPERCLUB_ZOTERO_API_KEY instead). " + NOTHING_STORED)
-        api = self.config.api(None, words[0])
+        api = self.config.api(words[0])
         access = _key_access(api)
         link = self.links.get(channel.id)
         if link is not None and link.group_id is not None:

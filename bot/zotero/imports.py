@@ -33,7 +33,7 @@ def import_collection(library: Library, config: ZoteroConfig, text: str, collect
     if not config.env_key:
         raise ZoteroImportProblem("set PAPERCLUB_ZOTERO_API_KEY to a key that may read the group")
     group_id, asked = int(found.group(1)), (found.group(2) or "").strip()
-    api = config.api(None, config.env_key)
+    api = config.api(config.env_key)
     try:
         key, name = _collection(api, group_id, asked) if asked else (None, None)
         items = list(api.all_items(group_id, key))

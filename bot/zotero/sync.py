@@ -63,8 +63,8 @@ class ZoteroConfig:
     box: KeyBox | None = None
     make_api: Callable[[str, str], ZoteroApi] = ZoteroApi
 
-    def api(self, base_url: str | None, key: str) -> ZoteroApi:
-        return self.make_api(base_url or self.api_url, key)
+    def api(self, key: str) -> ZoteroApi:
+        return self.make_api(self.api_url, key)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ZoteroConfig:
@@ -121,7 +121,7 @@ class ZoteroSync:
             return
         error, wait, refused = None, None, False
         try:
-            api = self.config.api(None, self.key_of(link))
+            api = self.config.api(self.key_of(link))
             self.sync(link, api, counts)
         except Postponed as postponed:
             wait = timedelta(seconds=postponed.seconds)
@@ -216,7 +216,7 @@ class ZoteroSync:
             for paper_id in wanted:
                 if paper_id in by_id:
                     room -= self._place(session, link, by_id[paper_id], token, counts)
-            room -= _plan_notes(session, link, token, room)
+            _plan_notes(session, link, token, room)
         self._send(link, api, token, counts)
 
     def _place(self, session: Session, link: ZoteroLink, paper: Paper, token: str, counts: dict[str, int]) -> int:
