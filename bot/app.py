@@ -40,6 +40,8 @@ from bot.votes.commands import VoteCommands
 from bot.votes.polls import Polls
 from bot.votes.reactions import Reactions
 from bot.votes.votes import Votes
+from bot.zotero.commands import ZoteroCommands
+from bot.zotero.sync import ZoteroConfig
 from store import Database, resolve_database_url
 
 
@@ -84,7 +86,8 @@ def build_services(
         db = Database(url or resolve_database_url())
         if ensure_schema:
             db.ensure_schema()
-    return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env())
+    return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env(),
+                 ZoteroConfig.from_env())
 
 
 def command_grammar() -> list[Command]:
@@ -96,7 +99,7 @@ def command_grammar() -> list[Command]:
 
 
 def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_url: str | None,
-          providers: Providers) -> Services:
+          providers: Providers, zotero: ZoteroConfig = ZoteroConfig()) -> Services:
     library = Library(db)
     search = SearchService(library)
     channels = Channels(db)
@@ -115,6 +118,7 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
         MeetingCommands(channels, meetings, library, clock, calendar_link=memory.calendar, grace=grace),
         memory,
         Reactions(channels, votes, clock),
+        ZoteroCommands.build(db, channels, zotero, clock),
     ])
     core = PaperClub(features, channels, clock)
     return Services(db, library, search, channels, daily, votes, polls, meetings, features, core, SeenRequests(db))

@@ -173,8 +173,10 @@ def closed_port() -> int:
 def services(seeded_db_url, monkeypatch):
     clock = Clock()
     nowhere = f"http://127.0.0.1:{closed_port()}"
-    for name in ("ARXIV", "CROSSREF", "OPENREVIEW"):  # `add` fetches from nowhere
+    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO"):  # `add` and `zotero link` fetch from nowhere
         monkeypatch.setenv(f"PAPERCLUB_{name}_API_URL", nowhere)
+    monkeypatch.setenv("PAPERCLUB_ZOTERO_API_KEY", "FuzzKey0123456789")  # so `zotero link` asks (nowhere)
+    monkeypatch.setenv("PAPERCLUB_SECRET_KEY", "fuzz-secret-" + "x" * 32)  # so `zotero key` is checked too
     monkeypatch.delenv("PAPERCLUB_FETCH_ALLOW_PRIVATE", raising=False)
     built = build_services(seeded_db_url, clock=clock)
     for channel in CHANNELS:  # first contact happened: a refusal must not even create a row

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bot.ops",),  # settings from the environment, logs, heartbeats, health
     ("bot.channels", "bot.cards"),  # shared parts every feature uses
     ("bot.feature",),  # what a feature is to the core
-    ("bot.daily", "bot.lookup"),  # features ...
+    ("bot.daily", "bot.lookup", "bot.zotero"),  # features ... (zotero reads the others' tables, not their code)
     ("bot.meetings",),
     ("bot.votes",),  # a poll proposes daily's top picks; its results name the next meeting
     ("bot.adding",),  # `discuss` posts through daily

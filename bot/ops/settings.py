@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_core import PydanticUndefined
 from pydantic_settings import (
     BaseSettings,
@@ -61,6 +61,8 @@ SECRET_VARIABLES = frozenset(
         "SLACK_CLIENT_ID",
         "SLACK_CLIENT_SECRET",
         "DISCORD_TOKEN",
+        "PAPERCLUB_ZOTERO_API_KEY",
+        "PAPERCLUB_SECRET_KEY",
     }
 )
 # Token prefixes say what kind of token it is and are safe to show.
@@ -371,6 +373,9 @@ def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
 DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
 LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
 FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
+ZOTERO = "Zotero group libraries (zotero link, import zotero:...)"
+
+
 class CoreSettings(EnvSettings):
     """What every paperclub process needs, whatever the platform."""
 
@@ -564,6 +569,45 @@ class AddSettings(EnvSettings):
         return value
 
 
+# --- Zotero ---------------------------------------------------------------------------------------
+
+SECRET_KEY_CHARS = 32  # at least: the secret key is stretched into the encryption key, not guessed
+
+
+class ZoteroSettings(EnvSettings):
+    """The Zotero Web API (bot/zotero): where it is, the operator's key, and the secret that
+    encrypts the keys managers give in chat."""
+
+    zotero_api_url: str = setting("https://api.zotero.org", "PAPERCLUB_ZOTERO_API_URL", ZOTERO)
+    zotero_api_key: SecretStr | None = setting(
+        None, "PAPERCLUB_ZOTERO_API_KEY", ZOTERO,
+        unset="none: each channel's manager gives one privately (`zotero key`)")
+    secret_key: SecretStr | None = setting(
+        None, "PAPERCLUB_SECRET_KEY", ZOTERO,
+        unset="none: keys given in chat are refused (nothing to encrypt them with)")
+
+    @field_validator("zotero_api_url", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        return http_url(value).rstrip("/") if isinstance(value, str) else value
+
+    @field_validator("secret_key", mode="before")
+    @classmethod
+    def _secret(cls, value: Any) -> Any:
+        if isinstance(value, str) and len(value.strip()) < SECRET_KEY_CHARS:
+            raise ValueError(f"PAPERCLUB_SECRET_KEY is {len(value.strip())} characters long: give a random string "
+                             f"of at least {SECRET_KEY_CHARS} (e.g. the output of `openssl rand -base64 32`)")
+        return value
+
+    @property
+    def api_key(self) -> str | None:
+        return self.zotero_api_key.get_secret_value() if self.zotero_api_key else None
+
+    @property
+    def secret(self) -> str | None:
+        return self.secret_key.get_secret_value().strip() if self.secret_key else None
+
+
 # Every setting that is not a chat platform's (those come from adapters/platforms.py), in
 # the order `config check` shows them.
-SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings)
+SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings, ZoteroSettings)

@@ -419,7 +419,9 @@ def test_the_core_answers_the_private_commands_privately(seeded_copy):
     lines = {"help": ["help", "help vote", "help nothing"],
              "vote": [f"vote {paper} up", f"vote {paper} none", f"vote {poll_id} 1", "vote 1", "vote 99999 up",
                       "vote x"],
-             "settings": ["settings", "settings now"]}
+             "settings": ["settings", "settings now"],
+             # the answers that reach Zotero are private too; none of these needs it (no key is set)
+             "zotero": ["zotero", "zotero link 4242", "zotero key abcdefgh1234", "zotero unlink", "zotero x"]}
     assert set(lines) == {name for name, command in services.core.commands.items() if command.private}
     for line in [text for texts in lines.values() for text in texts]:
         assert services.core.handle(Incoming(channel, manager, line)).ephemeral, line
