@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH|LINK|ID",
                    help="a corpus file (JSON Lines, BibTeX, arXiv Atom, OpenReview or listing text: see the corpus "
                         "formats page), or a paper to fetch: an arXiv id or link (2106.01345), a DOI or doi.org link, "
-                        "an OpenReview forum link, or a paper's page")
+                        "an OpenReview forum link, a paper's page, or a Zotero group's collection "
+                        "(zotero:GROUP/COLLECTION; key from $PAPERCLUB_ZOTERO_API_KEY)")
     p.add_argument("--collection", help="collection name (default: the file name without extension)")
     p.add_argument("--format", choices=sorted(FORMAT_NAMES), help="skip detection and read as this format")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_import"))
