@@ -88,3 +88,18 @@ def busy_week(services: Services, clock: Clock, delivery: Delivery, channel: str
             services.core.tick(clock.now, delivery, ["console"])
     clock.now = MONDAY + timedelta(days=6, hours=12)
     assert boss.send("digest mon 09:00").ok
+
+
+def giant_sections() -> list:
+    """More than any platform takes in one message: nine sections of fourteen long lines
+    (markup and a mention in them), with three full cards."""
+    from bot.feature import DigestSection
+    from bot.messages import PaperCard
+
+    word = "représentation <b>&amp; @here "
+    cards = [PaperCard(n, f"Paper {n} " + "long title " * 30, url=f"https://example.org/{n}",
+                       authors_display="Ada Lovelace, Alan Turing", venue="ICLR 2026 " * 20,
+                       snippet=word * 200, reason="new on arXiv " * 40) for n in range(1, 4)]
+    return [DigestSection(f"Part {s} " + "title " * 40,
+                          [f"[{s * 100 + n}] " + word * 16 for n in range(14)], cards=cards if s == 0 else [],
+                          papers=tuple(s * 100 + n for n in range(14))) for s in range(9)]
