@@ -35,7 +35,8 @@ def digest_reply(sections: list[DigestSection], since: datetime, until: datetime
 
 def heading(since: datetime, until: datetime, zone: str) -> str:
     tz = ZoneInfo(zone)
-    return f"Weekly digest: the week from {since.astimezone(tz):%a %d %b} to {until.astimezone(tz):%a %d %b %H:%M} {zone}"
+    start, end = since.astimezone(tz), until.astimezone(tz)
+    return f"Weekly digest: the week from {start:%a %d %b} to {end:%a %d %b %H:%M} {zone}"
 
 
 def quiet_line(since: datetime, zone: str) -> str:

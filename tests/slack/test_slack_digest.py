@@ -34,7 +34,8 @@ def test_a_weeks_digest_is_one_message_with_a_block_per_section(services, slack)
     report = services.core.tick(MONDAY + timedelta(days=7, minutes=-30), delivery, ["slack"])
     assert report["digests"] == 1 and report["posted"] == 0
     digest = slack.calls_to("chat.postMessage")[-1].params
-    assert digest["channel"] == CHANNEL and digest["text"].startswith("Weekly digest: the week from Mon 23 Nov to Mon 30 Nov 08:30 UTC")
+    assert digest["channel"] == CHANNEL
+    assert digest["text"].startswith("Weekly digest: the week from Mon 23 Nov to Mon 30 Nov 08:30 UTC")
     within_limits(digest)
     texts = section_texts(digest["blocks"])
     assert "*Posted this week (7 papers)*\n[" in texts and "👍 0 · 👎 0 · read 0" in texts
