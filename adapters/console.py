@@ -13,7 +13,7 @@ from typing import TextIO
 
 from bot.core import PaperClub
 from bot.cards.latex import readable
-from bot.messages import ChannelRef, Incoming, PaperCard, Reply, UserRef
+from bot.messages import ChannelRef, Incoming, PaperCard, Reply, Section, UserRef
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,7 @@ def render_json(reply: Reply) -> str:
 
 def render_text(reply: Reply) -> str:
     parts = [reply.text] if reply.text else []
+    parts += [render_section(s) for s in reply.sections]
     parts += [render_card(c) for c in reply.cards]
     if reply.actions:
         # No buttons here: each action shows the line to type for it.
@@ -80,6 +81,10 @@ def render_text(reply: Reply) -> str:
     if reply.link_to:
         parts.append(f"(discussion: the thread of message {reply.link_to})")
     return "\n\n".join(parts)
+
+
+def render_section(section: Section) -> str:
+    return "\n".join([f"== {section.title}", *(f"  {line}" for line in section.lines)])
 
 
 def render_card(card: PaperCard) -> str:

@@ -21,6 +21,8 @@ from bot.corpus.library import Library
 from bot.daily.commands import ChannelCommands
 from bot.daily.picks import Picker
 from bot.daily.posts import DailyPosts
+from bot.digest.commands import DigestCommands
+from bot.digest.digests import Digests
 from bot.feature import Features
 from bot.grammar import Command
 from bot.lookup.commands import Lookup
@@ -112,11 +114,12 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     # The features, in the order `help` lists their commands and `settings` their lines.
     features.extend([
         Lookup(library, search, channels, features),
-        ChannelCommands(channels, daily, library, clock),
+        ChannelCommands(channels, daily, library, clock, tally_lines=votes.tally_lines),
         VoteCommands(channels, daily, search, library, votes, polls, meetings, clock),
         AddCommands(library, search, channels, daily, providers, clock, per_hour_from_env()),
         MeetingCommands(channels, meetings, library, clock, calendar_link=memory.calendar, grace=grace),
         memory,
+        DigestCommands(channels, Digests(db), features, clock, grace),
         Reactions(channels, votes, clock),
         ZoteroCommands.build(db, channels, zotero, clock),
     ])

@@ -5,7 +5,8 @@ A feature is one folder under bot/ exposing one `Feature` object; `bot/app.py` b
 each with the services it needs and lists it once. The core only dispatches: a line
 goes to the feature that owns the command, a tick runs every feature's step, an
 adapter's event (a reaction, a button, a message it posted or could not post) is
-offered to the features in turn. Every hook has a default that does nothing, so a
+offered to the features in turn, and the weekly digest asks each for its section.
+Every hook has a default that does nothing, so a
 feature implements only what it has.
 """
 
@@ -71,6 +72,27 @@ class Feature:
         """The process is shutting down: work in flight for members (fetches) ends now,
         each line answered with what it has; nothing new starts."""
 
+    def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
+        """Its part of the channel's weekly digest: what happened in [since, until), or
+        None when it has nothing to say."""
+        return None
+
+
+@dataclass
+class DigestSection:
+    """One feature's part of a channel's weekly digest (bot/digest): a title, one line per
+    item, and optionally paper cards. Lines name papers by the number members type
+    (`vote 12 up`, `nominate 12`), and `papers` lists those numbers so the digest can keep
+    them. `news`: whether the section says something new this week; a section that only
+    restates what stands (the next meeting) does not, and a week whose sections are all
+    like that is a quiet week, said in one line."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+    cards: list[PaperCard] = field(default_factory=list)
+    papers: tuple[int, ...] = ()
+    news: bool = True
+
 
 @dataclass
 class TickReport:
@@ -100,6 +122,10 @@ class Features(list):
     def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
         for feature in self:
             feature.on_show(incoming, paper_id, card)
+
+    def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> list[DigestSection]:
+        """Every feature's digest section, in the features' order."""
+        return [section for feature in self if (section := feature.digest(channel, since, until)) is not None]
 
     def first(self, hook: Callable[[Feature], object]) -> object:
         """The first answer a feature gives that is not None or False."""

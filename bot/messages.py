@@ -84,8 +84,20 @@ class Action:
 
 
 @dataclass
+class Section:
+    """A titled part of a longer message (a weekly digest's "Papers this week"): each
+    platform shows it as a block of its own (a Slack section, a Discord embed), so a
+    message of several parts stays one message within the platform's limits."""
+
+    title: str
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Reply:
     text: str = ""
+    # Shown after the text and before the cards, in order.
+    sections: list[Section] = field(default_factory=list)
     cards: list[PaperCard] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     ephemeral: bool = False  # only the asking member sees it (errors, usage)

@@ -576,3 +576,41 @@ class ZoteroNote(Base):
     item_key: Mapped[str] = mapped_column(String(8))
     state: Mapped[str] = mapped_column(String(10))  # pending | synced | failed
     write_token: Mapped[str | None] = mapped_column(String(32))
+
+
+class DigestPlan(Base):
+    """When a channel's weekly digest goes out: a weekday and a local time, in the zone
+    of the channel's schedule (UTC without one)."""
+
+    __tablename__ = "digest_plans"
+
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True)
+    weekday: Mapped[str] = mapped_column(String(3))  # mon..sun
+    local_time: Mapped[str] = mapped_column(String(5))  # HH:MM
+    enabled: Mapped[bool] = mapped_column(default=True)
+
+
+class Digest(Base):
+    """One channel's weekly digest for one ISO week ("2026-W48"): the claim that makes it
+    exactly once across replicas (inserted ON CONFLICT DO NOTHING, like a daily Claim),
+    and what was posted, kept for the archive page.
+
+    States: claimed -> sending -> posted | quiet (the one-line quiet week) | failed
+    (retried within the grace) | refused (for good this week); skipped when its time
+    passed beyond the grace unposted. `body` is {"text": ..., "sections": [{"title",
+    "lines", "papers"}]}."""
+
+    __tablename__ = "digests"
+    __table_args__ = (UniqueConstraint("channel_id", "week", name="uq_digest_channel_week"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
+    week: Mapped[str] = mapped_column(String(10))
+    due_at: Mapped[datetime]  # the slot: the digest covers the seven days before it
+    state: Mapped[str] = mapped_column(String(20), default="claimed")
+    attempts: Mapped[int] = mapped_column(default=1)
+    claimed_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    error: Mapped[str | None] = mapped_column(Text)
+    message_ref: Mapped[str | None] = mapped_column(String(200))
+    body: Mapped[dict[str, Any] | None] = mapped_column(JSON)

@@ -20,6 +20,8 @@ from bot.messages import ChannelRef, Incoming, Reply, UserRef
 from store.models import (
     Channel,
     Claim,
+    Digest,
+    DigestPlan,
     Meeting,
     MeetingPlan,
     MeetingSkip,
@@ -44,7 +46,7 @@ PARTS = 4  # 4,000 lines on each database, in parts that parallel workers share 
 INTERNALS = ("Traceback (most recent call last)", "[SQL:", "sqlalchemy.", "psycopg", "site-packages",
              'File "', "OperationalError", "IntegrityError", "DataError", "/work/", "/tmp/")
 STATE = (Channel, Post, Claim, PostVote, Nomination, Poll, PollOption, PollVote, QueueItem,
-         MeetingPlan, MeetingSkip, Presenter, Meeting, PaperNote)
+         MeetingPlan, MeetingSkip, Presenter, Meeting, PaperNote, DigestPlan, Digest)
 
 
 class Clock:
@@ -97,6 +99,7 @@ TEMPLATES = (
     "presenters add {MEMBER}", "presenters remove {MEMBER}", "volunteer", "swap {MEMBER}", "help {TEXT}",
     "settings", "settings {TEXT}", "vote {N}", "poll", "vote post:{ID} {VOTE}",
     "add {TEXT}", "add {ID}", "add arXiv:{ID}", "discuss {ID}",
+    "digest {DAY} {TIME}", "digest {TIME}", "digest {DAY}", "digest off", "digest on", "digest preview", "digest",
 )
 TEXT = st.one_of(ANY_TEXT, VALUES, st.text(alphabet=st.sampled_from("ab \x00\u202e²"), max_size=8))
 SLOTS = {
@@ -153,7 +156,7 @@ def manager_action(line: str) -> bool:
     if not words:
         return False
     name, rest = words[0].lower(), [w.lower() for w in words[1:]]
-    return (name in ("schedule", "use", "session", "presenters", "topics") and bool(rest)
+    return (name in ("schedule", "use", "session", "presenters", "topics", "digest") and bool(rest)
             or name in ("next", "poll") and (bool(rest) or name == "next")
             or name == "queue" and rest[:1] == ["remove"]
             or name == "discuss")

@@ -5,7 +5,9 @@ is cut to them here: 2,000 characters of text a message (longer text becomes sev
 messages); embed titles and author lines of 256, descriptions of 4,096, 25 fields of
 256 (name) and 1,024 (value), footers of 2,048; at most 10 embeds a message, and 6,000
 characters over all of them. Past that total the least important parts give way first
-(TRIMS); the buttons are components, outside the total, and always stay.
+(TRIMS); the buttons are components, outside the total, and always stay. A reply's titled
+sections (a weekly digest's parts) are embeds of their own before the cards, shortened
+by whole lines.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import discord
 from adapters.discord.views import actions_view
 from bot.cards.latex import readable
 from bot.cards.links import web_link
-from bot.messages import PaperCard, Reply
+from bot.messages import PaperCard, Reply, Section
 
 CONTENT_MAX = 2000
 TITLE_MAX = 256
@@ -97,6 +99,7 @@ class CardEmbed:
     author: str = ""
     fields: list[Field] = field(default_factory=list)
     footer: str = ""
+    by_lines: bool = False  # the description is lines (a section's): shortened line by line
 
     def size(self) -> int:
         """What Discord counts toward a message's 6,000 characters."""
@@ -127,10 +130,13 @@ def outgoing(reply: Reply) -> list[Outgoing]:
     chunks = split_text(mention(reply.text)) or [""]
     messages = [Outgoing(content=chunk) for chunk in chunks]
     compact = len(reply.cards) > FULL_CARDS_MAX
-    groups = [reply.cards[i:i + EMBEDS_MAX] for i in range(0, len(reply.cards), EMBEDS_MAX)] or [[]]
+    parts = [section_embed(s) for s in reply.sections[:EMBEDS_MAX]]
+    # The last message holds the sections and as many of the last cards as fit beside them.
+    split = len(reply.cards) - min(EMBEDS_MAX - len(parts), len(reply.cards))
+    groups = [reply.cards[i:i + EMBEDS_MAX] for i in range(0, split, EMBEDS_MAX)] + [reply.cards[split:]]
     # More cards than one message holds: the first ones go in messages of their own.
     messages[-1:-1] = [Outgoing(embeds=embeds(group, compact)) for group in groups[:-1]]
-    messages[-1].embeds = embeds(groups[-1], compact)
+    messages[-1].embeds = [e.embed() for e in fit(parts + [card_embed(c, compact) for c in groups[-1]])]
     messages[-1].view = actions_view(reply.actions)
     return messages
 
@@ -144,6 +150,14 @@ def thread_name(reply: Reply) -> str:
     """The reply's own thread name, else its first line (a poll result opening a thread)."""
     name = reply.open_thread or reply.text.strip().split("\n")[0] or "Discussion"
     return cut(name, THREAD_NAME_MAX)
+
+
+def section_embed(section: Section) -> CardEmbed:
+    """A titled section of a reply (a digest's part): its lines as the description,
+    shortened by whole lines when the message's total is exceeded."""
+    return CardEmbed(title=cut(section.title, TITLE_MAX),
+                     description=_whole_lines(mention("\n".join(section.lines)), DESCRIPTION_MAX),
+                     by_lines=True)
 
 
 def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
@@ -190,7 +204,8 @@ def fit(cards: list[CardEmbed], total: int = EMBEDS_TOTAL_MAX) -> list[CardEmbed
         texts = [text for c in cards for text in c.texts(part)]
         cap = _level([len(getattr(h, a)) for h, a in texts], overflow, floor)
         for holder, attribute in texts:
-            setattr(holder, attribute, _shortened(getattr(holder, attribute), cap))
+            lines = getattr(holder, "by_lines", False) and attribute == "description"
+            setattr(holder, attribute, (_whole_lines if lines else _shortened)(getattr(holder, attribute), cap))
     return cards
 
 
@@ -211,6 +226,20 @@ def _shortened(text: str, cap: int) -> str:
     if len(text) <= cap:
         return text
     return cut(text, cap) if cap >= STUB_CHARS else ""
+
+
+def _whole_lines(text: str, cap: int) -> str:
+    """The first lines of `text` that fit `cap` characters with a last "…" line; one line
+    longer than that is cut."""
+    if len(text) <= cap:
+        return text
+    kept = ""
+    for line in text.split("\n"):
+        candidate = f"{kept}\n{line}" if kept else line
+        if len(candidate) + 2 > cap:
+            break
+        kept = candidate
+    return f"{kept}\n…" if kept else cut(text.split("\n")[0], cap)
 
 
 def split_text(text: str, limit: int = CONTENT_MAX) -> list[str]:

@@ -6,7 +6,8 @@ elements an actions block, button text 75 and value 2,000 characters, action ids
 within the message. The whole message is bounded too (Slack refuses one past about
 12,000 characters of text, `msg_blocks_too_long`, however small each section): the
 reply's text first, then cards while they fit whole, then cards without their snippets,
-then "…and N more papers" for the rest. Clipping cuts between words, never inside a
+then "…and N more papers" for the rest. A reply's titled sections (a weekly digest's
+parts) come between its text and its cards, one block each, with the lines that fit. Clipping cuts between words, never inside a
 link, bold or `&amp;`.
 Everything a member or a corpus file wrote is escaped (`&`, `<`, `>`), so text such as
 `<!channel>` typed into a query is shown, not acted on, and every mrkdwn text object is
@@ -21,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 from bot.cards.latex import readable, spoken
-from bot.messages import Action, PaperCard, Reply
+from bot.messages import Action, PaperCard, Reply, Section
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +59,12 @@ def message(reply: Reply) -> dict:
     """`text` and `blocks` for chat.postMessage, chat.update, an ack or a response_url."""
     tail = action_blocks(reply.actions)  # the buttons are the point of a post: always whole
     room = MESSAGE_CHARS - text_chars(tail)
-    head = text_blocks(reply.text, room // 2 if reply.cards else room)  # cards get the rest
-    cards = _cards_that_fit(reply.cards, MAX_BLOCKS - len(head) - len(tail), room - text_chars(head))
-    return {"text": fallback_text(reply), "blocks": head + cards + tail}
+    head = text_blocks(reply.text, room // 2 if reply.cards or reply.sections else room)  # the rest follows
+    left = room - text_chars(head)
+    parts = section_blocks(reply.sections, MAX_BLOCKS - len(head) - len(tail) - (1 if reply.cards else 0),
+                           left * 2 // 3 if reply.cards else left)  # cards keep a third
+    cards = _cards_that_fit(reply.cards, MAX_BLOCKS - len(head) - len(parts) - len(tail), left - text_chars(parts))
+    return {"text": fallback_text(reply), "blocks": head + parts + cards + tail}
 
 
 def text_chars(blocks: list[dict]) -> int:
@@ -125,6 +129,42 @@ def text_blocks(text: str, limit: int = MESSAGE_CHARS) -> list[dict]:
             break
         kept.append(chunk)
     return [_section(chunk) for chunk in kept]
+
+
+# --- sections -----------------------------------------------------------------------------
+
+
+def section_blocks(sections: list[Section], blocks_left: int, chars_left: int) -> list[dict]:
+    """One block per section (its title in bold, then its lines), in order: each with
+    the lines that fit its 3,000 characters and the message's room, then a line saying
+    how many sections were left out when the room runs out."""
+    kept: list[dict] = []
+    for shown, section in enumerate(sections):
+        last = shown == len(sections) - 1
+        blocks_room = blocks_left - len(kept) - (0 if last else 1)
+        chars_room = chars_left - text_chars(kept) - (0 if last else len(_more_sections(len(sections))))
+        text = _section_text(section, min(SECTION_CHARS, chars_room))
+        if blocks_room < 1 or text is None:
+            return kept + [_context([_more_sections(len(sections) - shown)])] if blocks_left > len(kept) else kept
+        kept.append(_section(text))
+    return kept
+
+
+def _section_text(section: Section, limit: int) -> str | None:
+    """The title and as many whole lines as fit `limit` characters, the rest counted;
+    None when not even the title does."""
+    title = f"*{clip(escape(section.title), TITLE_CHARS)}*"
+    lines = [clip(escape(line), SECTION_CHARS // 2) for line in section.lines]
+    for count in range(len(lines), -1, -1):
+        more = [f"_…and {len(lines) - count} more_"] if count < len(lines) else []
+        text = "\n".join([title, *lines[:count], *more])
+        if len(text) <= limit:
+            return text
+    return None
+
+
+def _more_sections(left: int) -> str:
+    return f"…and {left} more {'part' if left == 1 else 'parts'} (too long for one Slack message)"
 
 
 # --- cards --------------------------------------------------------------------------------

@@ -69,3 +69,20 @@ class Additions:
         for paper_id, name, user_id, at in rows:
             lines.setdefault(paper_id, f"Added by {name or user_id} on {at:%Y-%m-%d}")
         return lines
+
+    def added_between(self, channel_id: int, since: datetime, until: datetime) -> list[tuple[int, str]]:
+        """(paper id, who) for the papers members added in this channel in [since, until),
+        each once, first addition first ("existed": added to the conversation, already
+        in the library)."""
+        with self.db.session() as session:
+            rows = session.execute(
+                select(Addition.paper_id, Addition.user_name, Addition.user_id)
+                .where(Addition.channel_id == channel_id, Addition.paper_id.is_not(None),
+                       Addition.outcome.in_(("added", "existed")), Addition.created_at >= since,
+                       Addition.created_at < until)
+                .order_by(Addition.created_at, Addition.id)
+            ).all()
+        found: dict[int, str] = {}
+        for paper_id, name, user_id in rows:
+            found.setdefault(paper_id, name or user_id)
+        return list(found.items())

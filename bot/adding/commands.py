@@ -31,12 +31,12 @@ from bot.corpus.identifiers import PAGE, find_all
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
 from bot.cards.cards import card
-from bot.channels.channels import Channels
+from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
-from bot.feature import Feature
+from bot.feature import DigestSection, Feature
 from bot.grammar import Command, Param, UsageError, always, require_manager
-from bot.messages import Action, Incoming, PaperCard, Reply
+from bot.messages import Action, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import PER_HOUR, AddSettings
 from bot.search.service import SearchService
 from store.models import Paper, PaperExternalId, PaperSource
@@ -94,6 +94,17 @@ class AddCommands(Feature):
 
     def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
         card.added_by = self.added_by(incoming, paper_id)
+
+    def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
+        """The papers members added here this week, with who added each."""
+        added = self.additions.added_between(channel.id, since, until)
+        papers = self.library.get_many(paper_id for paper_id, _ in added)
+        lines = [f"[{paper_id}] {readable(papers[paper_id].title)}, added by {who}"
+                 for paper_id, who in added if paper_id in papers]
+        if not lines:
+            return None
+        return DigestSection(f"Added by members ({counted(len(lines), 'paper')})", lines,
+                             papers=tuple(p for p, _ in added if p in papers))
 
     def stop(self) -> None:
         """Lines in flight answer now with what they have; their fetches are cut."""

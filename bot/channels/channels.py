@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
@@ -147,6 +147,18 @@ class Channels:
                     .where(Post.channel_id == channel_id, Post.state == "sent")
                     .order_by(Post.posted_at.desc(), Post.id.desc())
                     .limit(limit)
+                )
+            )
+
+    def posted_between(self, channel_id: int, since: datetime, until: datetime) -> list[Post]:
+        """The channel's posts sent in [since, until), oldest first."""
+        with self.db.session() as session:
+            return list(
+                session.scalars(
+                    select(Post)
+                    .where(Post.channel_id == channel_id, Post.state == "sent", Post.posted_at >= since,
+                           Post.posted_at < until)
+                    .order_by(Post.posted_at, Post.id)
                 )
             )
 

@@ -25,7 +25,7 @@ from bot.channels.schedule import (
     parse_date,
     zone_names,
 )
-from bot.feature import Feature
+from bot.feature import DigestSection, Feature
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply, counted
 from store.database import as_utc
@@ -43,11 +43,14 @@ class ChannelCommands(Feature):
 
     name = "daily"
 
-    def __init__(self, channels: Channels, daily: DailyPosts, library: Library, clock: Callable[[], datetime]):
+    def __init__(self, channels: Channels, daily: DailyPosts, library: Library, clock: Callable[[], datetime],
+                 tally_lines: Callable[[list[int]], dict[int, str]] | None = None):
         self.channels = channels
         self.daily = daily
         self.library = library
         self.clock = clock
+        # Each post's tally as members read it (bot/votes, a layer above, hands it in).
+        self.tally_lines = tally_lines or (lambda post_ids: {})
 
     def commands(self) -> list[Command]:
         return [
@@ -90,6 +93,20 @@ class ChannelCommands(Feature):
     def settings(self, channel: ChannelSettings) -> list[str]:
         return [describe_schedule(channel), describe_topics(channel),
                 f"Collections: {', '.join(channel.collections) or 'all'}"]
+
+    def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
+        """The week's posts (paper of the day, `next`, `discuss`) with their tallies."""
+        posts = self.channels.posted_between(channel.id, since, until)
+        papers = self.library.get_many(p.paper_id for p in posts)
+        posts = [p for p in posts if p.paper_id in papers]
+        if not posts:
+            return None
+        tallies = self.tally_lines([p.id for p in posts])
+        zone = channel.schedule.tz if channel.schedule else timezone.utc
+        lines = [f"[{p.paper_id}] {readable(papers[p.paper_id].title)} ({as_utc(p.posted_at).astimezone(zone):%a %d})"
+                 + (f": {tallies[p.id]}" if p.id in tallies else "") for p in posts]
+        return DigestSection(f"Posted this week ({counted(len(posts), 'paper')})", lines,
+                             papers=tuple(p.paper_id for p in posts))
 
     def remember(self, reply: Reply, message_ref: str) -> bool:
         """A `next` the adapter posted itself: votes update it, its thread gets results."""

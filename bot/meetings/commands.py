@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
-from bot.feature import Feature
+from bot.feature import DigestSection, Feature
 from bot.cards.latex import readable
 from bot.channels.schedule import (
     WEEKDAYS,
@@ -26,6 +26,7 @@ from bot.grammar import Command, Param, UsageError, always, number, require_mana
 from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
 from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
+from store.database import as_utc
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,25 @@ class MeetingCommands(Feature):
 
     def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
         card.discussion = self.notes_for(incoming, paper_id)
+
+    def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
+        """The meetings held this week (news), and the next one with its paper and
+        presenter (which only restates what stands)."""
+        plan = self.meetings.plan(channel.id)
+        held = self.meetings.held_between(channel.id, since, until)
+        upcoming = self.meetings.next_meeting(channel.id, plan, until) if plan and plan.enabled else None
+        if not held and upcoming is None:
+            return None
+        zone = ZoneInfo(plan.zone) if plan else ZoneInfo("UTC")
+        meeting = self.meetings.meeting(channel.id, upcoming[0]) if upcoming else None
+        papers = self.library.get_many([m.paper_id for m in [*held, meeting] if m and m.paper_id])
+        lines = [f"Met {as_utc(m.starts_at).astimezone(zone):%a %d %b}: {_meeting_paper(m, papers)}" for m in held]
+        if upcoming is not None:
+            when = f"{upcoming[1].astimezone(zone):%a %d %b %H:%M} {plan.zone}"
+            lines.append(f"Next: {when}: " + (_meeting_paper(meeting, papers) if meeting and meeting.paper_id else
+                                             "the paper and presenter are chosen the day before (the head of "
+                                             "the reading queue, the next on the rota)."))
+        return DigestSection("Meetings", lines, papers=tuple(papers), news=bool(held))
 
     def commands(self) -> list[Command]:
         return [
@@ -351,6 +371,12 @@ def _plan_part(word: str) -> tuple[str, object]:
             raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
         return "day", days[0]
     return "zone", parse_zone(word)
+
+
+def _meeting_paper(meeting, papers: dict) -> str:
+    paper = papers.get(meeting.paper_id)
+    title = f"[{paper.id}] {readable(paper.title)}" if paper else "a paper no longer in the library"
+    return f"{title}, presented by @{meeting.presenter or 'nobody yet'}"
 
 
 def _coming(presenter, day) -> str:

@@ -292,6 +292,15 @@ class Meetings:
                                                  history.get(p.user_id, (0, never))[0]))
         return chosen.user_id
 
+    def held_between(self, channel_id: int, since: datetime, until: datetime) -> list[Meeting]:
+        """The meetings that started in [since, until) with a paper, oldest first."""
+        with self.db.session() as session:
+            return list(session.scalars(
+                select(Meeting).where(Meeting.channel_id == channel_id, Meeting.starts_at >= since,
+                                      Meeting.starts_at < until, Meeting.paper_id.is_not(None))
+                .order_by(Meeting.starts_at)
+            ))
+
     def past(self, channel_id: int, now: datetime, limit: int) -> list[Meeting]:
         with self.db.session() as session:
             return list(session.scalars(

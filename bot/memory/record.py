@@ -1,6 +1,6 @@
 """What one channel has seen, gathered once for its archive page, its export and its
-search: the posts with their tallies and notes, the reading queue, past meetings, polls
-and the votes over time. Every query names the channel: nothing of another channel is
+search: the posts with their tallies and notes, the reading queue, past meetings, polls,
+the votes over time and the last weekly digests. Every query names the channel: nothing of another channel is
 ever read here."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from store import Database
 from store.database import as_utc
 from store.models import (
     Channel,
+    Digest,
     Meeting,
     Paper,
     PaperNote,
@@ -37,6 +38,7 @@ POSTS_SHOWN = 1000  # a page, not a dump: the export has everything
 POLLS_SHOWN = 100
 MEETINGS_SHOWN = 200
 PREVIEW_CHARS = 600
+DIGESTS_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,16 @@ class PollEntry:
     options: list[tuple[int, str, int, bool]]  # position, title, votes, won
 
 
+@dataclass(frozen=True)
+class DigestEntry:
+    """A weekly digest that went out (bot/digest keeps what it said): its date, heading
+    and (title, lines) sections; a quiet week has its one line and no sections."""
+
+    day: date
+    text: str
+    sections: list[tuple[str, list[str]]]
+
+
 @dataclass
 class ChannelRecord:
     channel: ChannelSettings
@@ -92,6 +104,7 @@ class ChannelRecord:
     meetings: list[MeetingEntry]
     polls: list[PollEntry]
     weekly_votes: list[tuple[date, int, int]]  # Monday of the week, up, down
+    digests: list[DigestEntry] = field(default_factory=list)  # the latest first
 
     def read(self) -> list[Entry]:
         """What the channel read: its posts, then meeting papers and noted papers, once each."""
@@ -145,6 +158,9 @@ class Recorder:
             meetings = list(session.scalars(select(Meeting).where(Meeting.channel_id == cid)
                                             .order_by(Meeting.starts_at.desc()).limit(MEETINGS_SHOWN)))
             polls = _polls(session, cid)
+            digests = list(session.scalars(select(Digest).where(Digest.channel_id == cid,
+                                                                Digest.state.in_(("posted", "quiet")))
+                                           .order_by(Digest.due_at.desc()).limit(DIGESTS_SHOWN)))
             votes = session.execute(select(PostVote.created_at, PostVote.value)
                                     .join(Post, Post.id == PostVote.post_id)
                                     .where(Post.channel_id == cid, PostVote.slot == "opinion")).all()
@@ -178,7 +194,15 @@ class Recorder:
                                    m.presenter) for m in meetings],
             polls=[_poll_entry(poll, options, counts, papers) for poll, options, counts in polls],
             weekly_votes=_weekly(votes),
+            digests=[_digest_entry(d) for d in digests],
         )
+
+
+def _digest_entry(row: Digest) -> DigestEntry:
+    said = row.body or {}
+    return DigestEntry(_utc(row.due_at).date(), str(said.get("text", "")),
+                       [(str(s.get("title", "")), [str(line) for line in s.get("lines", [])])
+                        for s in said.get("sections", [])])
 
 
 def _utc(moment: datetime) -> datetime:

@@ -16,7 +16,7 @@ from bot.cards.cards import card
 from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
 from bot.daily.posts import DailyPosts
-from bot.feature import Feature
+from bot.feature import DigestSection, Feature
 from bot.grammar import (
     Command,
     NotAllowed,
@@ -87,6 +87,29 @@ class VoteCommands(Feature):
     def settings(self, channel: ChannelSettings) -> list[str]:
         poll = self.polls.open_poll(channel.id)
         return [self.poll_status(poll) if poll else "Poll: none open."]
+
+    def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
+        """The poll: its result if it closed this week, else the open one with its
+        options (news when it opened this week)."""
+        closed = self.polls.closed_between(channel.id, since, until)
+        poll = closed or self.polls.open_poll(channel.id)
+        if poll is None:
+            return None
+        papers = self.library.get_many(o.paper_id for o in poll.options)
+        counts = ({int(k): v for k, v in poll.result.items()} if closed else self.polls.counts(poll.id))
+        lines = [f"{o.position}. [{o.paper_id}] {readable(papers[o.paper_id].title)}: "
+                 f"{_votes(counts.get(o.position, 0))}" for o in poll.options if o.paper_id in papers]
+        if closed:
+            winner = papers.get(poll.winner_paper_id) if poll.winner_paper_id else None
+            lines.append(f"Winner: [{winner.id}] {readable(winner.title)}, now in the reading queue."
+                         if winner else "No votes, so nothing joined the reading queue.")
+            title = f"Poll {poll.id} closed"
+        else:
+            lines.append(f"Open until {poll.closes_at:%a %d %b %H:%M} UTC: vote with `vote OPTION`, e.g. `vote 1`.")
+            title = f"Poll {poll.id} is open"
+        opened = poll.created_at is not None and poll.created_at >= since
+        return DigestSection(title, lines, papers=tuple(o.paper_id for o in poll.options),
+                             news=bool(closed) or opened)
 
     def button(self, value: str) -> str | None:
         """The vote buttons under a post (`vote POST up`) and a poll (`vote POLL 2`): a

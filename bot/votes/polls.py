@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from store import Database
-from store.database import upsert_insert
+from store.database import as_utc, upsert_insert
 from store.models import Nomination, Poll, PollOption, PollVote, QueueItem
 
 
@@ -40,6 +40,8 @@ class PollView:
     result: dict[str, int]
     winner_paper_id: int | None
     message_ref: str | None
+    created_at: datetime | None = None
+    closed_at: datetime | None = None
 
 
 class Polls:
@@ -84,6 +86,16 @@ class Polls:
     def open_poll(self, channel_id: int) -> PollView | None:
         with self.db.session() as session:
             poll = session.scalar(select(Poll).where(Poll.channel_id == channel_id, Poll.state == "open"))
+            return _view(session, poll) if poll else None
+
+    def closed_between(self, channel_id: int, since: datetime, until: datetime) -> PollView | None:
+        """The channel's latest poll closed in [since, until)."""
+        with self.db.session() as session:
+            poll = session.scalar(
+                select(Poll).where(Poll.channel_id == channel_id, Poll.state == "closed", Poll.closed_at >= since,
+                                   Poll.closed_at < until)
+                .order_by(Poll.closed_at.desc(), Poll.id.desc()).limit(1)
+            )
             return _view(session, poll) if poll else None
 
     def counts(self, poll_id: int) -> dict[int, int]:
@@ -280,4 +292,6 @@ def _view(session: Session, poll: Poll) -> PollView:
         result=dict(poll.result or {}),
         winner_paper_id=poll.winner_paper_id,
         message_ref=poll.message_ref,
+        created_at=as_utc(poll.created_at),
+        closed_at=as_utc(poll.closed_at),
     )

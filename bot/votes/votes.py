@@ -70,6 +70,10 @@ class Votes:
             counts[post_id][value] = count
         return {pid: Tally(c["up"], c["down"], c["read"]) for pid, c in counts.items()}
 
+    def tally_lines(self, post_ids: list[int]) -> dict[int, str]:
+        """Each post's tally as a member reads it ("👍 2 · 👎 0 · read 1")."""
+        return {post_id: tally.describe() for post_id, tally in self.tallies(post_ids).items()}
+
     def feedback(self, channel_ids: list[int]) -> dict[int, Feedback]:
         """Per channel, the papers whose posts got more up than down votes, and the reverse."""
         out = {cid: Feedback() for cid in channel_ids}

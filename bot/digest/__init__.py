@@ -1,0 +1,1 @@
+"""Feature: the weekly digest, one post per channel and ISO week gathered from every feature's section."""
