@@ -17,6 +17,7 @@ from typing import TextIO
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from adapters import platforms
+from adapters.cli import exports as export_cli
 from adapters.cli import feeds as feed_cli
 from adapters.cli import search as search_cli
 from adapters.wsgi import HEALTH_PATH
@@ -30,7 +31,6 @@ from bot.corpus.library import Library
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import CorpusFormatError
 from bot.memory.pages import ARCHIVE_PREFIX, CALENDAR_PREFIX
-from bot.messages import counted
 from bot.ops.settings import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAULT_HOST, database_problem, listen_host
 from bot.search.query import Query, QueryError
 from store import Database, resolve_database_url
@@ -131,58 +131,6 @@ def format_summary(s: ImportSummary) -> str:
         f"{s.path}: {s.format}, collection {s.collection}: "
         f"{s.added} added, {s.updated} updated, {s.unchanged} unchanged"
     )
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    if args.channel is None and args.format is not None:
-        print("error: --format is for --channel; the whole library is written as JSON Lines", file=sys.stderr)
-        return 2
-    services = open_services(args.database_url)
-    if args.channel is not None:
-        return _export_channel(services, args)
-    if args.output in (None, "-"):
-        count = services.library.export(sys.stdout)
-    else:
-        with open(args.output, "w", encoding="utf-8") as out:
-            count = services.library.export(out)
-    print(f"exported {counted(count, 'paper')}", file=sys.stderr)
-    return 0
-
-
-def _export_channel(services: Services, args: argparse.Namespace) -> int:
-    """What one channel read, with its notes: BibTeX (Zotero) or JSON Lines (backups)."""
-    from bot.memory.export import write
-    from bot.memory.record import Recorder
-    from bot.messages import ChannelRef
-
-    recorder = Recorder(services.db, services.library, services.votes)
-    ref = ChannelRef(*args.channel)
-    channel = recorder.find(ref)
-    if channel is None:
-        print(f"error: --channel {ref.key()}: paperclub has no such channel (a channel is named "
-              "PLATFORM:WORKSPACE:CHANNEL, e.g. slack:T0123:C0456, or a console channel's name)", file=sys.stderr)
-        return 1
-    entries = recorder.record(channel).read()
-    fmt = args.format or "jsonl"
-    if args.output in (None, "-"):
-        count = write(entries, ref, fmt, sys.stdout)
-    else:
-        with open(args.output, "w", encoding="utf-8") as out:
-            count = write(entries, ref, fmt, out)
-    print(f"exported {counted(count, 'paper')} read in {ref.key()} ({fmt})", file=sys.stderr)
-    return 0
-
-
-def _channel_key(text: str) -> tuple[str, str, str]:
-    """--channel: PLATFORM:WORKSPACE:CHANNEL as the logs name channels, or a console
-    channel's bare name (as `paperclub console --channel` takes it)."""
-    parts = text.split(":")
-    if len(parts) == 1 and parts[0]:
-        return ("console", "local", parts[0])
-    if len(parts) != 3 or not all(parts):
-        raise argparse.ArgumentTypeError(f"{text!r} is not PLATFORM:WORKSPACE:CHANNEL (e.g. slack:T0123:C0456) "
-                                         "or a console channel's name")
-    return parts[0], parts[1], parts[2]
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -386,14 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(FORMATS), help="skip detection and read as this format")
     p.set_defaults(func=cmd_import)
 
-    p = sub.add_parser("export", help="write every paper as JSON Lines, or what one channel read")
-    p.add_argument("-o", "--output", help="file to write (default: stdout)")
-    p.add_argument("--channel", type=_channel_key, metavar="CHANNEL",
-                   help="only what this channel read, with its notes: PLATFORM:WORKSPACE:CHANNEL "
-                        "(e.g. slack:T0123:C0456) or a console channel's name")
-    p.add_argument("--format", choices=["bibtex", "jsonl"], help="with --channel: bibtex (Zotero) or jsonl "
-                   "(the schema `paperclub import` reads; default)")
-    p.set_defaults(func=cmd_export)
+    export_cli.add_commands(sub)  # export
 
     p = sub.add_parser("search", help="search the corpus (BM25)")
     p.add_argument("query", nargs="*", help='words and filters: author:NAME track:oral in:COLLECTION tag:WORD')

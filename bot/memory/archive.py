@@ -28,12 +28,13 @@ class ArchivePage:
         )
         self.templates.filters["counted"] = counted  # "1 meeting", "2 meetings"
 
-    def render(self, record: ChannelRecord, name: str, query: str, bib_href: str, nonce: str,
+    def render(self, record: ChannelRecord, name: str, query: str, token: str, nonce: str,
                now: datetime) -> str:
+        """The page; `token` names its downloads (TOKEN.bib, .ris, .json), relative links."""
         query = " ".join(query.split())[:QUERY_CHARS]
         results, problem = self.search(record, query) if query else ([], "")
         return self.templates.get_template("archive.html").render(
-            record=record, name=name, query=query, results=results, problem=problem, bib_href=bib_href,
+            record=record, name=name, query=query, results=results, problem=problem, token=token,
             nonce=nonce, chart=votes_chart(record.weekly_votes), now=now,
         )
 

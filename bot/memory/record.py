@@ -102,6 +102,23 @@ class ChannelRecord:
         return list(seen.values())
 
 
+def posted_note(entry: Entry, channel: ChannelRef | None) -> str:
+    """Where the paper was read, for an export's note: "Posted in slack:T1:C2 on
+    2026-10-01 (3 up, 0 down, 1 read)"; nothing for a collection or the library."""
+    if channel is None:
+        return ""
+    if entry.posted is None:
+        return f"Read in {channel.key()}"
+    tally = entry.tally
+    votes = f" ({tally.up} up, {tally.down} down, {tally.read} read)" if tally else ""
+    return f"Posted in {channel.key()} on {entry.posted:%Y-%m-%d}{votes}"
+
+
+def entry_of(paper: Paper) -> Entry:
+    """A paper as any export writes it, outside a channel (a collection, the library)."""
+    return _entry(paper, [])
+
+
 def discussion_url(ref: ChannelRef, message_ref: str | None) -> str | None:
     """A link to a post's message (its thread holds the discussion), where the platform
     has one: Discord's jump URL, Slack's permalink path. Console posts have none."""
