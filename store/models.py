@@ -350,8 +350,15 @@ class QueueItem(Base):
     presented_by: Mapped[str | None] = mapped_column(String(100))  # kept by `queue done`
 
 
+# A meeting's place and call link, in characters: checked before they are stored (SQLite
+# would keep a longer value, PostgreSQL refuse it).
+MEETING_PLACE_CHARS = 200
+MEETING_LINK_CHARS = 1000
+
+
 class MeetingPlan(Base):
-    """A channel's weekly reading-group meeting: a weekday, a local time, a zone."""
+    """A channel's weekly reading-group meeting: a weekday, a local time, a zone, how long
+    it lasts, and where (a place, a call link: either, both or none)."""
 
     __tablename__ = "meeting_plans"
 
@@ -360,6 +367,9 @@ class MeetingPlan(Base):
     local_time: Mapped[str] = mapped_column(String(5))  # HH:MM
     timezone: Mapped[str] = mapped_column(String(64))
     enabled: Mapped[bool] = mapped_column(default=True)
+    length_minutes: Mapped[int] = mapped_column(default=60, server_default="60")
+    place: Mapped[str | None] = mapped_column(String(MEETING_PLACE_CHARS))
+    link: Mapped[str | None] = mapped_column(String(MEETING_LINK_CHARS))
 
 
 class MeetingSkip(Base):

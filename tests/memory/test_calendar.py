@@ -137,3 +137,27 @@ def test_a_reset_calendar_link_is_a_404_at_once_and_the_new_one_works(scene):
 def test_without_a_meeting_the_feed_is_empty_but_valid(scene):
     calendar = feed(scene, calendar_token(scene))
     assert list(calendar.walk("VEVENT")) == [] and str(calendar["VERSION"]) == "2.0"
+
+
+def test_a_90_minute_meeting_with_a_place_and_a_call_link_and_the_hint_to_refresh(scene):
+    boss = scene.member("boss", manager=True)
+    assert boss.send("session every tue 17:00 Europe/Berlin 90m at Room 4.12 https://meet.example/abc").ok
+    calendar = feed(scene, calendar_token(scene))
+    assert calendar["REFRESH-INTERVAL"].to_ical() == b"PT1H" and calendar["REFRESH-INTERVAL"].params["VALUE"] == \
+        "DURATION"
+    assert str(calendar["X-PUBLISHED-TTL"]) == "PT1H"
+    found = events(calendar)
+    assert len(found) >= 12
+    for day, event in found.items():
+        assert event.decoded("dtend") - event.decoded("dtstart") == timedelta(minutes=90), day
+        assert (str(event["location"]), str(event["url"])) == ("Room 4.12", "https://meet.example/abc")
+        assert str(event["conference"]) == "https://meet.example/abc"
+        assert "Call link: https://meet.example/abc" in str(event["description"])
+    # a call alone: it is where the meeting is; a paper's link is the URL again once the call is gone
+    assert boss.send("session at -").ok and boss.send("session at https://meet.example/only").ok
+    first = events(feed(scene, calendar_token(scene)))[date(2026, 10, 20)]
+    assert str(first["location"]) == "https://meet.example/only"
+    assert boss.send("session at -").ok
+    bare = events(feed(scene, calendar_token(scene)))[date(2026, 10, 20)]
+    assert "location" not in bare and "conference" not in bare
+    assert bare.decoded("dtend") - bare.decoded("dtstart") == timedelta(minutes=90)
