@@ -10,6 +10,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from bot.channels.channels import Channels
 from bot.memory.archive import ArchivePage
@@ -17,12 +18,14 @@ from bot.memory.calendar import CalendarFeed
 from bot.memory.export import bibtex
 from bot.memory.citations import csl_json, ris
 from bot.memory.links import ChannelLinks
-from bot.memory.record import Recorder
+from bot.memory.record import MeetingEntry, Recorder, entry_of
+from bot.meetings.meetings import length_text
 from bot.messages import ChannelRef
 
 CALENDAR_PREFIX = "/calendar/"
 ARCHIVE_PREFIX = "/archive/"
 PREFIXES = (CALENDAR_PREFIX, ARCHIVE_PREFIX)
+UPCOMING_SHOWN = 4  # the archive's next meetings; the calendar feed has twelve weeks
 _CALENDAR = re.compile(r"/calendar/([^/]+)\.ics")
 _ARCHIVE = re.compile(r"/archive/([^/.]+)(\.bib|\.ris|\.json)?")
 # The archive's downloads: suffix -> (writer, content type). RIS has no registered type;
@@ -88,9 +91,20 @@ class Pages:
         if channel is None:
             return NOT_FOUND
         nonce = secrets.token_urlsafe(16)
+        now = self.clock()
         html = self.archive.render(self.recorder.record(channel), display_name(channel.ref), query,
-                                   token, nonce, self.clock())
+                                   token, nonce, now, self._upcoming(channel, now))
         return _page("text/html; charset=utf-8", html.encode(), PAGE_POLICY.format(nonce=nonce))
+
+    def _upcoming(self, channel, now: datetime) -> list[MeetingEntry]:
+        """The next meetings as the calendar feed has them (the plan as it is now, skips
+        left out), with their paper once one is assigned."""
+        slots = [s for s in self.feed.slots(channel.id, now) if s.start > now][:UPCOMING_SHOWN]
+        papers = self.feed.library.get_many(s.paper_id for s in slots if s.paper_id)
+        return [MeetingEntry(s.day, s.start, entry_of(papers[s.paper_id]) if s.paper_id in papers else None,
+                             s.presenter, s.start.astimezone(ZoneInfo(s.zone)),
+                             length_text(int(s.length.total_seconds() // 60)), s.place, s.link)
+                for s in slots]
 
     def _download(self, token: str, suffix: str) -> Page:
         """What the channel read, as BibTeX, RIS or CSL-JSON: the same token as the page."""

@@ -73,6 +73,11 @@ class MeetingEntry:
     starts_at: datetime
     paper: Entry | None
     presenter: str | None
+    # Only for meetings to come (the archive's "Upcoming"): local start, length, where.
+    local_start: datetime | None = None
+    length: str = ""
+    place: str | None = None
+    link: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,12 @@ class PollEntry:
     opened: datetime
     closed: datetime | None
     state: str
-    options: list[tuple[int, str, int, bool]]  # position, title, votes, won
+    options: list[tuple[int, str, int, bool, str | None]]  # position, title, votes, won, link
+
+    @property
+    def name(self) -> str:
+        """The poll as members know it, by what it offered: "Zebrafish … or Marmot …"."""
+        return " or ".join(f"“{_short(title)}”" for _, title, _, _, _ in self.options) or "a poll without options"
 
 
 @dataclass
@@ -234,10 +244,18 @@ def _polls(session, channel_id: int) -> list[tuple[Poll, list[PollOption], Count
 
 def _poll_entry(poll: Poll, options: list[PollOption], counts: Counter, papers: dict[int, Paper]) -> PollEntry:
     shown = [(o.position, readable(papers[o.paper_id].title) if o.paper_id in papers else "(paper removed)",
-              counts.get(o.position, 0), o.paper_id == poll.winner_paper_id and poll.state == "closed")
+              counts.get(o.position, 0), o.paper_id == poll.winner_paper_id and poll.state == "closed",
+              paper_link(papers[o.paper_id]) if o.paper_id in papers else None)
              for o in options]
     closed = _utc(poll.closed_at) if poll.closed_at else None
     return PollEntry(_utc(poll.created_at), closed, poll.state, shown)
+
+
+def _short(title: str, words: int = 6) -> str:
+    """A title's first words, for a poll's name: "Zebrafish Retina Regeneration as Sparse Coding" whole,
+    a long one cut at a word with an ellipsis."""
+    cut = title.split()
+    return title if len(cut) <= words else " ".join(cut[:words]) + " …"
 
 
 def _weekly(votes) -> list[tuple[date, int, int]]:

@@ -207,3 +207,19 @@ def test_the_ris_and_csl_json_links_give_the_channels_papers_as_reference_manage
     assert status == 200 and headers["Content-Type"].startswith("application/vnd.citationstyles.csl+json")
     items = json.loads(text)
     assert {i["title"] for i in items} == set(records) and "Quokka" not in text.decode()
+
+
+def test_the_votes_picture_fits_a_few_weeks_and_spreads_a_year():
+    from datetime import date, timedelta
+
+    from bot.memory.chart import FEW_WEEKS, WIDTH, votes_chart
+
+    one = votes_chart([(date(2026, 9, 28), 2, 1)])
+    assert one.few and one.width < 120 and [b.total for b in one.bars] == [3]
+    assert one.ticks == [(one.bars[0].x + one.bars[0].width / 2, "28 Sep")]  # the week under its bar
+    assert one.bars[0].down_y == one.top_y  # the tallest bar reaches the top, its count above it
+    two = votes_chart([(date(2026, 9, 21), 1, 0), (date(2026, 9, 28), 0, 0)])
+    assert two.few and [label for _, label in two.ticks] == ["21 Sep", "28 Sep"]
+    year = votes_chart([(date(2026, 1, 5) + timedelta(weeks=n), 1, n % 2) for n in range(FEW_WEEKS + 30)])
+    assert not year.few and year.width == WIDTH and [label for _, label in year.ticks][:3] == ["Jan", "Feb", "Mar"]
+    assert votes_chart([]) is None
