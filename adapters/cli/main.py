@@ -452,7 +452,7 @@ every platform whose credentials are set, whichever apps this process runs.
 HTTP: on port $PORT (Slack over HTTP: default 3000; otherwise only when PORT is set),
 listening on --host or $PAPERCLUB_HOST (default {DEFAULT_HOST}, every interface).
   {HEALTH_PATH:<22}health as JSON: 200 when healthy, 503 when not
-  {ARCHIVE_PREFIX + "TOKEN[.bib]":<22}a channel's archive page (or its BibTeX)
+  {ARCHIVE_PREFIX + "TOKEN[.bib]":<22}a channel's archive page (or its papers as .bib, .ris, .json)
   {CALENDAR_PREFIX + "TOKEN.ics":<22}a channel's meetings as a calendar feed
   and the Slack app's own requests when Slack runs over HTTP.
 The archive and calendar links (`archive`, `session calendar`) start with
