@@ -41,7 +41,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     else:
         from bot.memory.record import entry_of
 
-        count = _write([entry_of(p) for p in services.library.iter_papers()], None, fmt, args.output)
+        count = _write((entry_of(p) for p in services.library.iter_papers()), None, fmt, args.output)
     _done(count, f"({fmt})")
     return 0
 
@@ -56,7 +56,7 @@ def _export_collection(services, args: argparse.Namespace, fmt: str) -> int:
               file=sys.stderr)
         return 1
     papers = services.library.papers_in(args.collection)
-    count = _write([entry_of(p) for p in papers], None, fmt, args.output)
+    count = _write((entry_of(p) for p in papers), None, fmt, args.output)
     _done(count, f"in collection {args.collection} ({fmt})")
     return 0
 

@@ -10,7 +10,7 @@ DOI and link where known. Text is written as it reads: a title in LaTeX
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import rispy
 from bibtexparser.middlewares.names import parse_single_name_into_parts
@@ -23,12 +23,18 @@ from bot.messages import ChannelRef
 # The kind of publication (bot.memory.kinds) -> RIS type (TY) and CSL type. A preprint is RIS's unpublished work
 # and CSL's "article" (Zotero's own mapping of its preprint type), numbered by arXiv.
 RIS_TYPES = {"conference": "CPAPER", "journal": "JOUR", "preprint": "UNPB"}
+CHUNK = 500  # entries formatted at a time
 CSL_TYPES = {"conference": "paper-conference", "journal": "article-journal", "preprint": "article"}
 
 
 def ris(entries: Iterable[Entry], channel: ChannelRef | None) -> str:
     """The entries as RIS, written by rispy (so every tag and the ER line are right)."""
-    return rispy.dumps([_ris_record(entry, channel) for entry in entries])
+    return "".join(ris_chunks(entries, channel))
+
+
+def ris_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Iterator[str]:
+    for batch in batches(entries):
+        yield rispy.dumps([_ris_record(entry, channel) for entry in batch])
 
 
 def _ris_record(entry: Entry, channel: ChannelRef | None) -> dict:
@@ -57,7 +63,28 @@ def _ris_record(entry: Entry, channel: ChannelRef | None) -> dict:
 
 def csl_json(entries: Iterable[Entry], channel: ChannelRef | None) -> str:
     """The entries as a CSL-JSON array (one item each, `id` unique in the file)."""
-    return json.dumps([_csl_item(entry, channel) for entry in entries], ensure_ascii=False, indent=1) + "\n"
+    return "".join(csl_json_chunks(entries, channel))
+
+
+def csl_json_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Iterator[str]:
+    """The array an item a line, written as the items come."""
+    yield "["
+    for n, entry in enumerate(entries):
+        yield ("," if n else "") + "\n" + json.dumps(_csl_item(entry, channel), ensure_ascii=False)
+    yield "\n]\n"
+
+
+def batches(entries: Iterable[Entry], size: int = CHUNK) -> Iterator[list[Entry]]:
+    """The entries in lists of `size`: formatted a list at a time, an export never holds
+    the whole library."""
+    batch: list[Entry] = []
+    for entry in entries:
+        batch.append(entry)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict:

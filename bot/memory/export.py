@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 import bibtexparser
@@ -19,7 +19,7 @@ from bibtexparser.model import Field
 
 from bot.cards.latex import readable
 from bot.corpus.export import export_record
-from bot.memory.citations import csl_json, ris
+from bot.memory.citations import batches, csl_json_chunks, ris_chunks
 from bot.memory.kinds import ARXIV_CATEGORY, publication_kind
 from bot.memory.record import Entry, posted_note
 from bot.messages import ChannelRef
@@ -31,19 +31,32 @@ BIBTEX_TYPES = {"conference": ("inproceedings", "booktitle"), "journal": ("artic
 _LATEX_SPECIAL = re.compile(r"([&%$#_])")
 
 
-def write(entries: list[Entry], channel: ChannelRef | None, fmt: str, out: IO[str]) -> int:
-    """Write the entries in `fmt` (one of FORMATS); how many were written. `channel` is
-    the channel they were read in, or None for a collection or the library."""
-    if fmt == "bibtex":
-        out.write(bibtex(entries, channel))
-    elif fmt == "ris":
-        out.write(ris(entries, channel))
-    elif fmt == "csljson":
-        out.write(csl_json(entries, channel))
-    else:
-        for entry in entries:
-            out.write(json.dumps(jsonl_record(entry, channel), ensure_ascii=False) + "\n")
-    return len(entries)
+def write(entries: Iterable[Entry], channel: ChannelRef | None, fmt: str, out: IO[str]) -> int:
+    """Write the entries in `fmt` (one of FORMATS), a chunk at a time (a whole library
+    is written without holding it); how many were written. `channel` is the channel they were read in, or None for a collection or the
+    library."""
+    counted = _Counted(entries)
+    writer = {"bibtex": bibtex_chunks, "ris": ris_chunks, "csljson": csl_json_chunks}.get(fmt, _jsonl_chunks)
+    for text in writer(counted, channel):
+        out.write(text)
+    return counted.count
+
+
+class _Counted:
+    """The entries, counted as they are read."""
+
+    def __init__(self, entries: Iterable[Entry]):
+        self.entries, self.count = entries, 0
+
+    def __iter__(self):
+        for entry in self.entries:
+            self.count += 1
+            yield entry
+
+
+def _jsonl_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Iterator[str]:
+    for entry in entries:
+        yield json.dumps(jsonl_record(entry, channel), ensure_ascii=False) + "\n"
 
 
 def jsonl_record(entry: Entry, channel: ChannelRef | None) -> dict:
@@ -60,12 +73,18 @@ def jsonl_record(entry: Entry, channel: ChannelRef | None) -> dict:
 
 
 def bibtex(entries: Iterable[Entry], channel: ChannelRef | None) -> str:
-    library = BibLibrary()
+    return "".join(bibtex_chunks(entries, channel))
+
+
+def bibtex_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Iterator[str]:
+    """The entries as BibTeX, a chunk at a time; keys are unique across the chunks."""
     keys: set[str] = set()
-    for entry in entries:
-        kind, _ = entry_type(entry.paper)
-        library.add(BibEntry(kind, _key(entry, keys), _fields(entry, channel)))
-    return bibtexparser.write_string(library)
+    for n, batch in enumerate(batches(entries)):
+        library = BibLibrary()
+        for entry in batch:
+            kind, _ = entry_type(entry.paper)
+            library.add(BibEntry(kind, _key(entry, keys), _fields(entry, channel)))
+        yield ("\n" if n else "") + bibtexparser.write_string(library)
 
 
 def entry_type(paper) -> tuple[str, str | None]:
