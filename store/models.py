@@ -412,6 +412,11 @@ class Meeting(Base):
     presenter: Mapped[str | None] = mapped_column(String(100))
     day_before_sent_at: Mapped[datetime | None]
     hour_before_sent_at: Mapped[datetime | None]
+    # How long and where it was held, kept when the plan's change after it began; empty
+    # while the plan still says what it was (bot.meetings.meetings.Meetings.set_plan).
+    length_minutes: Mapped[int | None]
+    place: Mapped[str | None] = mapped_column(String(MEETING_PLACE_CHARS))
+    link: Mapped[str | None] = mapped_column(String(MEETING_LINK_CHARS))
 
 
 class PaperNote(Base):

@@ -116,13 +116,13 @@ class MeetingCommands(Feature):
             parts = words[1:] if action == "every" else words
             plan = _parse_plan(parts, self.meetings.plan(channel.id))
             require_manager(incoming, "set the meeting")
-            self.meetings.set_plan(channel.id, plan)
+            self.meetings.set_plan(channel.id, plan, self.clock())
         elif action == "off" and len(words) == 1:
             plan = self.meetings.plan(channel.id)
             if plan is None:
                 raise UsageError("There is no meeting to switch off.")
             require_manager(incoming, "switch the meeting off")
-            self.meetings.set_plan(channel.id, replace(plan, enabled=False))
+            self.meetings.set_plan(channel.id, replace(plan, enabled=False), self.clock())
         elif action == "skip" and len(words) == 2:
             day = self._skippable(channel.id, words[1])
             require_manager(incoming, "skip a meeting")

@@ -106,9 +106,17 @@ class Meetings:
                 return None
             return _plan_of(row)
 
-    def set_plan(self, channel_id: int, plan: Plan) -> None:
+    def set_plan(self, channel_id: int, plan: Plan, now: datetime) -> None:
+        """The channel's plan becomes `plan`. The meetings that have begun by `now` keep
+        the length, place and link they were held with, should this change them."""
         with self.db.session() as session:
-            row = session.get(MeetingPlan, channel_id) or MeetingPlan(channel_id=channel_id)
+            row = session.get(MeetingPlan, channel_id)
+            if row is not None and (row.length_minutes, row.place, row.link) != (plan.length, plan.place, plan.link):
+                session.execute(
+                    update(Meeting).where(Meeting.channel_id == channel_id, Meeting.starts_at <= now,
+                                          Meeting.length_minutes.is_(None))
+                    .values(length_minutes=row.length_minutes, place=row.place, link=row.link))
+            row = row or MeetingPlan(channel_id=channel_id)
             row.weekday, row.local_time = plan.weekday, f"{plan.local_time:%H:%M}"
             row.timezone, row.enabled = plan.zone, plan.enabled
             row.length_minutes, row.place, row.link = plan.length, plan.place, plan.link

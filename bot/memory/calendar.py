@@ -6,8 +6,8 @@ apps re-read a subscribed feed, and the feed asks for every hour); meetings that
 are taken from their rows, as they were held. Each event's UID names the channel and the
 local date, so an app keeps one event per meeting however often it re-reads the feed.
 An event lasts the plan's length and carries its place (LOCATION) and call link (URL,
-and CONFERENCE for apps that read RFC 7986); the rows keep no length or place of their
-own, so a past meeting shows the plan's as they are now.
+and CONFERENCE for apps that read RFC 7986); a meeting held keeps those it was held with
+when the plan changes later.
 """
 
 from __future__ import annotations
@@ -68,7 +68,9 @@ class CalendarFeed:
         slots: dict[date, Slot] = {}
         for row in rows:  # held (or about to be): as recorded
             start = as_utc(row.starts_at).astimezone(timezone.utc)
-            slots[row.local_date] = Slot(row.local_date, start, zone, row.paper_id, row.presenter, **where)
+            held = where if row.length_minutes is None else {  # kept when the plan changed after it
+                "length": timedelta(minutes=row.length_minutes), "place": row.place, "link": row.link}
+            slots[row.local_date] = Slot(row.local_date, start, zone, row.paper_id, row.presenter, **held)
         if plan is not None and plan.enabled:
             planned = _plan_dates(plan, now)
             for day in planned:

@@ -161,3 +161,21 @@ def test_a_90_minute_meeting_with_a_place_and_a_call_link_and_the_hint_to_refres
     bare = events(feed(scene, calendar_token(scene)))[date(2026, 10, 20)]
     assert "location" not in bare and "conference" not in bare
     assert bare.decoded("dtend") - bare.decoded("dtstart") == timedelta(minutes=90)
+
+
+def test_a_meeting_held_keeps_its_length_and_place_when_the_plan_changes_after_it(scene):
+    boss = scene.member("boss", manager=True)
+    scene.clock.now = NOW - timedelta(days=7)
+    assert boss.send("session every tue 17:00 Europe/Berlin 90m at Room A https://meet.example/a").ok
+    scene.services.core.tick(datetime(2026, 10, 12, 15, tzinfo=UTC), lambda c, r: "ref", ["console"])
+    scene.clock.now = NOW  # 13 October was held; the plan changes after it
+    assert boss.send("session 2h at Room B").ok
+    found = events(feed(scene, calendar_token(scene)))
+    held, next_one = found[date(2026, 10, 13)], found[date(2026, 10, 20)]
+    assert held.decoded("dtend") - held.decoded("dtstart") == timedelta(minutes=90)
+    assert (str(held["location"]), str(held["url"])) == ("Room A", "https://meet.example/a")
+    assert next_one.decoded("dtend") - next_one.decoded("dtstart") == timedelta(hours=2)
+    assert (str(next_one["location"]), str(next_one["url"])) == ("Room B", "https://meet.example/a")
+    assert boss.send("session at -").ok  # a second change leaves what the first one kept
+    held = events(feed(scene, calendar_token(scene)))[date(2026, 10, 13)]
+    assert str(held["location"]) == "Room A"
