@@ -350,8 +350,15 @@ class QueueItem(Base):
     presented_by: Mapped[str | None] = mapped_column(String(100))  # kept by `queue done`
 
 
+# A meeting's place and call link, in characters: checked before they are stored (SQLite
+# would keep a longer value, PostgreSQL refuse it).
+MEETING_PLACE_CHARS = 200
+MEETING_LINK_CHARS = 1000
+
+
 class MeetingPlan(Base):
-    """A channel's weekly reading-group meeting: a weekday, a local time, a zone."""
+    """A channel's weekly reading-group meeting: a weekday, a local time, a zone, how long
+    it lasts, and where (a place, a call link: either, both or none)."""
 
     __tablename__ = "meeting_plans"
 
@@ -360,6 +367,9 @@ class MeetingPlan(Base):
     local_time: Mapped[str] = mapped_column(String(5))  # HH:MM
     timezone: Mapped[str] = mapped_column(String(64))
     enabled: Mapped[bool] = mapped_column(default=True)
+    length_minutes: Mapped[int] = mapped_column(default=60, server_default="60")
+    place: Mapped[str | None] = mapped_column(String(MEETING_PLACE_CHARS))
+    link: Mapped[str | None] = mapped_column(String(MEETING_LINK_CHARS))
 
 
 class MeetingSkip(Base):
@@ -402,6 +412,11 @@ class Meeting(Base):
     presenter: Mapped[str | None] = mapped_column(String(100))
     day_before_sent_at: Mapped[datetime | None]
     hour_before_sent_at: Mapped[datetime | None]
+    # How long and where it was held, kept when the plan's change after it began; empty
+    # while the plan still says what it was (bot.meetings.meetings.Meetings.set_plan).
+    length_minutes: Mapped[int | None]
+    place: Mapped[str | None] = mapped_column(String(MEETING_PLACE_CHARS))
+    link: Mapped[str | None] = mapped_column(String(MEETING_LINK_CHARS))
 
 
 class PaperNote(Base):

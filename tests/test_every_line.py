@@ -134,6 +134,7 @@ TEMPLATES = (
     "settings", "settings {TEXT}", "vote {N}", "poll", "vote post:{ID} {VOTE}",
     "add {TEXT}", "add {ID}", "add arXiv:{ID}", "discuss {ID}",
     "digest {DAY} {TIME}", "digest {TIME}", "digest {DAY}", "digest off", "digest on", "digest preview", "digest",
+    "session {LENGTH}", "session at {PLACE}", "session every {DAY} {TIME} {ZONE} {LENGTH} at {PLACE}",
 )
 TEXT = st.one_of(ANY_TEXT, VALUES, st.text(alphabet=st.sampled_from("ab \x00\u202e²"), max_size=8))
 SLOTS = {
@@ -151,6 +152,10 @@ SLOTS = {
     "DAYS": st.one_of(st.sampled_from(["daily", "weekdays", "weekends", "mon,wed,fri", "mon,,", "funday"]), TEXT),
     "DAY": st.one_of(st.sampled_from(["mon", "tue", "Friday", "sun", "someday"]), TEXT),
     "DATE": st.one_of(st.dates(datetime(2020, 1, 1).date(), datetime(2030, 1, 1).date()).map(str), VALUES, TEXT),
+    "LENGTH": st.one_of(st.sampled_from(["90m", "1h30m", "2h", "4m", "8h", "9h", "0m", "1h30", "99999h"]), TEXT),
+    "PLACE": st.one_of(st.sampled_from(["Room 4.12", "-", "https://meet.example/abc", "ftp://x", "javascript:x",
+                                        "https://", "Hall https://meet.example/a https://meet.example/b",
+                                        "x" * 201]), TEXT),
     "MEMBER": st.one_of(st.sampled_from(["@ann", "@bob", "@cy", "<@U123>", "<@!42|x>", "@", "@" + "x" * 150]),
                         TEXT),
 }

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.cli import search as search_cli
-from bot.messages import counted
 from store import Database, resolve_database_url
 
 if TYPE_CHECKING:
@@ -127,46 +126,6 @@ def format_summary(s: ImportSummary) -> str:
         f"{s.path}: {s.format}, collection {s.collection}: "
         f"{s.added} added, {s.updated} updated, {s.unchanged} unchanged"
     )
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    if args.channel is None and args.format is not None:
-        print("error: --format is for --channel; the whole library is written as JSON Lines", file=sys.stderr)
-        return 2
-    services = open_services(args.database_url)
-    if args.channel is not None:
-        return _export_channel(services, args)
-    if args.output in (None, "-"):
-        count = services.library.export(sys.stdout)
-    else:
-        with open(args.output, "w", encoding="utf-8") as out:
-            count = services.library.export(out)
-    print(f"exported {counted(count, 'paper')}", file=sys.stderr)
-    return 0
-
-
-def _export_channel(services: Services, args: argparse.Namespace) -> int:
-    """What one channel read, with its notes: BibTeX (Zotero) or JSON Lines (backups)."""
-    from bot.memory.export import write
-    from bot.memory.record import Recorder
-    from bot.messages import ChannelRef
-
-    recorder = Recorder(services.db, services.library, services.votes)
-    ref = ChannelRef(*args.channel)
-    channel = recorder.find(ref)
-    if channel is None:
-        print(f"error: --channel {ref.key()}: paperclub has no such channel (a channel is named "
-              "PLATFORM:WORKSPACE:CHANNEL, e.g. slack:T0123:C0456, or a console channel's name)", file=sys.stderr)
-        return 1
-    entries = recorder.record(channel).read()
-    fmt = args.format or "jsonl"
-    if args.output in (None, "-"):
-        count = write(entries, ref, fmt, sys.stdout)
-    else:
-        with open(args.output, "w", encoding="utf-8") as out:
-            count = write(entries, ref, fmt, out)
-    print(f"exported {counted(count, 'paper')} read in {ref.key()} ({fmt})", file=sys.stderr)
-    return 0
 
 
 def cmd_tick(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from adapters import platforms
+from adapters.cli import exports as export_cli
 from adapters.cli import feeds as feed_cli
 from adapters.cli.lazy import Lazy
 from adapters.cli import search as search_cli
@@ -50,14 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(FORMAT_NAMES), help="skip detection and read as this format")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_import"))
 
-    p = sub.add_parser("export", help="write every paper as JSON Lines, or what one channel read")
-    p.add_argument("-o", "--output", help="file to write (default: stdout)")
-    p.add_argument("--channel", type=_channel_key, metavar="CHANNEL",
-                   help="only what this channel read, with its notes: PLATFORM:WORKSPACE:CHANNEL "
-                        "(e.g. slack:T0123:C0456) or a console channel's name")
-    p.add_argument("--format", choices=["bibtex", "jsonl"], help="with --channel: bibtex (Zotero) or jsonl "
-                   "(the schema `paperclub import` reads; default)")
-    p.set_defaults(func=Lazy("adapters.cli.commands:cmd_export"))
+    export_cli.add_commands(sub)  # export
 
     p = sub.add_parser("search", help="search the corpus (BM25)")
     p.add_argument("query", nargs="*", help='words and filters: author:NAME track:oral in:COLLECTION tag:WORD')
@@ -175,23 +169,11 @@ every platform whose credentials are set, whichever apps this process runs.
 HTTP: on port $PORT (Slack over HTTP: default 3000; otherwise only when PORT is set),
 listening on --host or $PAPERCLUB_HOST (default {DEFAULT_HOST}, every interface).
   {HEALTH_PATH:<22}health as JSON: 200 when healthy, 503 when not
-  {ARCHIVE_PREFIX + "TOKEN[.bib]":<22}a channel's archive page (or its BibTeX)
+  {ARCHIVE_PREFIX + "TOKEN[.bib]":<22}a channel's archive page (or its papers as .bib, .ris, .json)
   {CALENDAR_PREFIX + "TOKEN.ics":<22}a channel's meetings as a calendar feed
   and the Slack app's own requests when Slack runs over HTTP.
 The archive and calendar links (`archive`, `session calendar`) start with
 $PAPERCLUB_PUBLIC_URL. See `paperclub config check` for every setting."""
-
-
-def _channel_key(text: str) -> tuple[str, str, str]:
-    """--channel: PLATFORM:WORKSPACE:CHANNEL as the logs name channels, or a console
-    channel's bare name (as `paperclub console --channel` takes it)."""
-    parts = text.split(":")
-    if len(parts) == 1 and parts[0]:
-        return ("console", "local", parts[0])
-    if len(parts) != 3 or not all(parts):
-        raise argparse.ArgumentTypeError(f"{text!r} is not PLATFORM:WORKSPACE:CHANNEL (e.g. slack:T0123:C0456) "
-                                         "or a console channel's name")
-    return parts[0], parts[1], parts[2]
 
 
 def parse_instant(text: str) -> datetime:

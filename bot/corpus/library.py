@@ -113,6 +113,11 @@ class Library:
     def iter_papers(self) -> Iterator[Paper]:
         return self._paged()
 
+    def papers_in(self, collection: str) -> Iterator[Paper]:
+        """The papers any source filed under `collection`, in id order."""
+        held = select(PaperSource.paper_id).where(PaperSource.collection == collection)
+        return self._paged(Paper.id.in_(held))
+
     def _paged(self, *conditions: Any) -> Iterator[Paper]:
         """The papers meeting `conditions` in id order, CHUNK at a time, each chunk read in
         a short transaction of its own (keyset pagination on the id)."""

@@ -4,7 +4,9 @@ and the reminders the scheduler's tick sends."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -12,6 +14,7 @@ from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
 from bot.feature import DigestSection, Feature
 from bot.cards.latex import readable
+from bot.cards.links import web_link
 from bot.channels.schedule import (
     WEEKDAYS,
     ScheduleError,
@@ -27,6 +30,7 @@ from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Remi
 from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
 from store.database import as_utc
+from store.models import MEETING_LINK_CHARS, MEETING_PLACE_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -82,18 +86,23 @@ class MeetingCommands(Feature):
 
     def commands(self) -> list[Command]:
         return [
-            Command("session", "session · session every DAY HH:MM [ZONE] (one part alone changes just that part)"
-                    " · session off · session skip YYYY-MM-DD · session calendar [reset]",
-                    "The group's weekly meeting (managers set it, switch it off, skip a date, or get its "
-                    "calendar feed's link).",
-                    "session every tue 17:00 Europe/Berlin", self.session, with_arguments,
+            Command("session", "session · session every DAY HH:MM [ZONE] [LENGTH] [at PLACE and/or LINK] (one part "
+                    "alone changes just that part) · session at - · session off · session skip YYYY-MM-DD · "
+                    "session calendar [reset]",
+                    "The group's weekly meeting: when, how long, where and its call link (managers set it, switch "
+                    "it off, skip a date, or get its calendar feed's link).",
+                    "session every thu 17:00 Europe/Berlin 90m at https://meet.example/abc", self.session,
+                    with_arguments,
                     brief="The group's weekly meeting (managers set it, switch it off or skip a date).",
                     params=(Param("day", "the weekday the group meets (left out: kept)", choices=WEEKDAYS),
                             Param("time", "24-hour HH:MM, e.g. 17:00 (left out: kept)"),
                             Param("zone", "an IANA time zone (left out: kept, at first UTC)", suggest=zone_names()),
+                            Param("length", "how long, 5m to 8h: 90m, 1h30m, 2h (left out: kept, at first 1h)"),
+                            Param("at", "a place, a call link (http/https) or both; - clears them",
+                                  high=MEETING_PLACE_CHARS + MEETING_LINK_CHARS),
                             Param("off", "switch the meeting off", kind="flag"),
                             Param("skip", "no meeting on this date, YYYY-MM-DD")),
-                    written="{off} [skip {skip}] [every {day} {time} {zone}]"),
+                    written="{off} [skip {skip}] [every {day} {time} {zone}] {length} [at {at}]"),
             Command("presenters", "presenters · presenters add @member... · presenters remove @member...",
                     "The presenter rota (managers change it).", "presenters add @ana @ben", self.presenters,
                     with_arguments,
@@ -127,13 +136,13 @@ class MeetingCommands(Feature):
             parts = words[1:] if action == "every" else words
             plan = _parse_plan(parts, self.meetings.plan(channel.id))
             require_manager(incoming, "set the meeting")
-            self.meetings.set_plan(channel.id, plan)
+            self.meetings.set_plan(channel.id, plan, self.clock())
         elif action == "off" and len(words) == 1:
             plan = self.meetings.plan(channel.id)
             if plan is None:
                 raise UsageError("There is no meeting to switch off.")
             require_manager(incoming, "switch the meeting off")
-            self.meetings.set_plan(channel.id, Plan(plan.weekday, plan.local_time, plan.zone, enabled=False))
+            self.meetings.set_plan(channel.id, replace(plan, enabled=False), self.clock())
         elif action == "skip" and len(words) == 2:
             day = self._skippable(channel.id, words[1])
             require_manager(incoming, "skip a meeting")
@@ -144,8 +153,8 @@ class MeetingCommands(Feature):
             require_manager(incoming, "get the meetings' calendar link")
             return self.calendar_link(incoming, words[1:])
         else:
-            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE]` (or one part of it), `session off`, "
-                             "`session skip DATE` or `session calendar [reset]`.")
+            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE] [LENGTH] [at PLACE or LINK]` (or one "
+                             "part of it), `session off`, `session skip DATE` or `session calendar [reset]`.")
         return Reply(text=f"Done. {self._describe(channel.id)}")
 
     def _skippable(self, channel_id: int, text: str):
@@ -180,16 +189,16 @@ class MeetingCommands(Feature):
         if not plan.enabled:
             return f"The meeting ({plan.describe()}) is off."
         upcoming = self.meetings.next_meeting(channel_id, plan, self.clock())
-        text = f"The group meets {plan.describe()}."
+        text = f"The group meets {plan.describe()} {plan.details()}."
         if upcoming is None:
-            return text
+            return text + _call(plan)
         day, start = upcoming
         text += f" Next: {start.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M}."
         meeting = self.meetings.meeting(channel_id, day)
         if meeting is not None and meeting.paper_id is not None:
             title = readable(self.library.get_many([meeting.paper_id])[meeting.paper_id].title)
             text += f" Paper: “{title}” [{meeting.paper_id}], presented by @{meeting.presenter or 'nobody yet'}."
-        return text
+        return text + _call(plan)
 
     # --- presenters ----------------------------------------------------------------------
 
@@ -330,39 +339,55 @@ class MeetingCommands(Feature):
         return sent
 
     def reminder_reply(self, reminder: Reminder, plan: Plan) -> Reply:
-        when = f"{reminder.starts_at.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M} {plan.zone}"
+        when = f"{reminder.starts_at.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M} {plan.zone}, {plan.details()}"
         lead = "Tomorrow" if reminder.kind == "day_before" else "In one hour"
         if reminder.paper_id is None:
             return Reply(text=f"{lead}: reading group ({when}). The reading queue is empty; "
-                              "start a `poll` to choose the paper.")
+                              "start a `poll` to choose the paper." + _call(plan))
         title = readable(self.library.get_many([reminder.paper_id])[reminder.paper_id].title)
         presenter = f"@{reminder.presenter}" if reminder.presenter else "nobody yet (`volunteer`!)"
         text = f"{lead}: reading group ({when}): “{title}” [{reminder.paper_id}], presented by {presenter}."
+        text += _call(plan)
         discussion = self.meetings.discussion_ref(reminder.channel_id, reminder.paper_id)
         return Reply(text=text, link_to=discussion)
 
 
 SESSION_HOW = "Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin"
+LENGTHS = (5, 8 * 60)  # minutes: a meeting is at least 5 minutes and at most 8 hours
+_LENGTH = re.compile(r"(?:(\d{1,2})h)?(?:(\d{1,3})m(?:in)?)?", re.IGNORECASE)
+CLEAR = "-"  # `session at -`: no place and no link
+# A word meant as a link: any scheme with //, or one of those that run or open something.
+_LINKISH = re.compile(r"[a-z][a-z0-9+.-]*://|(?:javascript|data|vbscript|file|blob):", re.IGNORECASE)
 
 
 def _parse_plan(words: list[str], current: Plan | None) -> Plan:
-    """A day, a time and a zone, each optional and in any order: the parts named replace
-    the current plan's, so `session every wed` keeps the time and zone. Setting any part
-    switches the meeting on (there is no other way back from `session off`)."""
-    if not 1 <= len(words) <= 3:
+    """A day, a time, a zone and a length, each optional and in any order, then `at` and
+    a place, a call link or both: the parts named replace the current plan's, so
+    `session every wed` keeps the time, zone, length and place. Setting any part switches
+    the meeting on (there is no other way back from `session off`)."""
+    lowered = [w.lower() for w in words]
+    cut = lowered.index("at") if "at" in lowered else len(words)
+    when, where = words[:cut], words[cut + 1:]
+    if cut < len(words) and not where:
+        raise UsageError("Say where after `at`: a place (Room 4.12), a call link (https://...), both, or - for "
+                         "neither.")
+    if len(when) > 4 or not when and cut == len(words):
         raise UsageError(f"{SESSION_HOW}, or name one part to change it.")
     try:
-        parts = named_parts(words, _plan_part)
+        parts = named_parts(when, _plan_part)
     except ScheduleError as problem:
         raise UsageError(str(problem)) from None
     if current is None and not {"day", "time"} <= parts.keys():
         raise UsageError(f"There is no meeting yet: give its day and time. {SESSION_HOW}.")
     base = current or Plan("mon", time(0, 0), "UTC", True)
-    return Plan(parts.get("day", base.weekday), parts.get("time", base.local_time),
-                parts.get("zone", base.zone), True)
+    place, link = _where(where, base) if where else (base.place, base.link)
+    return Plan(parts.get("day", base.weekday), parts.get("time", base.local_time), parts.get("zone", base.zone),
+                True, parts.get("length", base.length), place, link)
 
 
 def _plan_part(word: str) -> tuple[str, object]:
+    if word[:1].isdigit() and word[-1:].lower() in ("h", "m", "n"):  # 2h, 90m, 90min
+        return "length", parse_length(word)
     if word[:1].isdigit():
         return "time", parse_time(word)
     if "/" not in word and word.upper() != "UTC":
@@ -377,6 +402,45 @@ def _meeting_paper(meeting, papers: dict) -> str:
     paper = papers.get(meeting.paper_id)
     title = f"[{paper.id}] {readable(paper.title)}" if paper else "a paper no longer in the library"
     return f"{title}, presented by @{meeting.presenter or 'nobody yet'}"
+
+
+def parse_length(word: str) -> int:
+    """90m, 1h30m, 2h (also 90min) as minutes, from 5 minutes to 8 hours."""
+    match = _LENGTH.fullmatch(word)
+    if not match or not any(match.groups()):
+        raise ScheduleError(f"`{word}` is not a length: use minutes or hours, e.g. 90m, 1h30m or 2h")
+    minutes = int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+    if not LENGTHS[0] <= minutes <= LENGTHS[1]:
+        raise ScheduleError(f"`{word}`: a meeting lasts from {LENGTHS[0]} minutes to {LENGTHS[1] // 60} hours")
+    return minutes
+
+
+def _where(words: list[str], base: Plan) -> tuple[str | None, str | None]:
+    """The place and call link after `at`: an http(s) word is the link, the other words
+    the place; what is not given stays as it was, and `-` clears both."""
+    if words == [CLEAR]:
+        return None, None
+    links = [w for w in words if _LINKISH.match(w)]
+    if len(links) > 1:
+        raise UsageError("Give one call link.")
+    link = base.link
+    if links:
+        link = web_link(links[0]) if links[0].lower().startswith(("http://", "https://")) else None
+        if link is None:
+            raise UsageError(f"`{links[0][:80]}` is not a call link paperclub can show: give an http(s) link, "
+                             "e.g. https://meet.example/abc.")
+        if len(link) > MEETING_LINK_CHARS:
+            raise UsageError(f"A call link is at most {MEETING_LINK_CHARS} characters.")
+    place = " ".join(w for w in words if w not in links) or (base.place if links else None)
+    if place and len(place) > MEETING_PLACE_CHARS:
+        raise UsageError(f"A place is at most {MEETING_PLACE_CHARS} characters: name the room, building or "
+                         "address, and put the rest in the channel's topic.")
+    return place, link
+
+
+def _call(plan: Plan) -> str:
+    """The call link, last in a reply (so no full stop runs into it), as text."""
+    return f" Call link: {plan.link}" if plan.link else ""
 
 
 def _coming(presenter, day) -> str:

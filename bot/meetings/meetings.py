@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, select, update
 
 from bot.channels.schedule import WEEKDAYS
+from bot.messages import counted
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import (
@@ -43,15 +44,26 @@ def member_id(text: str) -> str | None:
     return (match.group(1) or match.group(2)) if match else None
 
 
+DEFAULT_LENGTH = 60  # minutes: what reading groups book, and what plans made before lengths had
+
+
 @dataclass(frozen=True)
 class Plan:
     weekday: str
     local_time: time
     zone: str
     enabled: bool
+    length: int = DEFAULT_LENGTH  # minutes
+    place: str | None = None  # "Room 4.12": shown as text
+    link: str | None = None  # the call's http(s) link: shown as text, never fetched
 
     def describe(self) -> str:
         return f"every {self.weekday.capitalize()} at {self.local_time:%H:%M} {self.zone}"
+
+    def details(self) -> str:
+        """How long and where: "for 1 hour 30 minutes, at Room 4.12" (the link apart:
+        it goes last in a line, where no punctuation follows it)."""
+        return f"for {length_text(self.length)}" + (f", at {self.place}" if self.place else "")
 
     def start(self, day: date) -> datetime:
         return datetime.combine(day, self.local_time, tzinfo=ZoneInfo(self.zone)).astimezone(timezone.utc)
@@ -61,6 +73,13 @@ class Plan:
         today = now.astimezone(ZoneInfo(self.zone)).date()
         days = (today + timedelta(days=n) for n in range(-1, 9))
         return [d for d in days if WEEKDAYS[d.weekday()] == self.weekday]
+
+
+def length_text(minutes: int) -> str:
+    """90 -> "1 hour 30 minutes", 120 -> "2 hours", 45 -> "45 minutes"."""
+    hours, rest = divmod(minutes, 60)
+    parts = [counted(hours, "hour")] if hours else []
+    return " ".join(parts + ([counted(rest, "minute")] if rest or not hours else []))
 
 
 @dataclass(frozen=True)
@@ -87,11 +106,20 @@ class Meetings:
                 return None
             return _plan_of(row)
 
-    def set_plan(self, channel_id: int, plan: Plan) -> None:
+    def set_plan(self, channel_id: int, plan: Plan, now: datetime) -> None:
+        """The channel's plan becomes `plan`. The meetings that have begun by `now` keep
+        the length, place and link they were held with, should this change them."""
         with self.db.session() as session:
-            row = session.get(MeetingPlan, channel_id) or MeetingPlan(channel_id=channel_id)
+            row = session.get(MeetingPlan, channel_id)
+            if row is not None and (row.length_minutes, row.place, row.link) != (plan.length, plan.place, plan.link):
+                session.execute(
+                    update(Meeting).where(Meeting.channel_id == channel_id, Meeting.starts_at <= now,
+                                          Meeting.length_minutes.is_(None))
+                    .values(length_minutes=row.length_minutes, place=row.place, link=row.link))
+            row = row or MeetingPlan(channel_id=channel_id)
             row.weekday, row.local_time = plan.weekday, f"{plan.local_time:%H:%M}"
             row.timezone, row.enabled = plan.zone, plan.enabled
+            row.length_minutes, row.place, row.link = plan.length, plan.place, plan.link
             session.add(row)
 
     def skip(self, channel_id: int, day: date) -> bool:
@@ -351,7 +379,8 @@ class Meetings:
 
 
 def _plan_of(row: MeetingPlan) -> Plan:
-    return Plan(row.weekday, time.fromisoformat(row.local_time), row.timezone, row.enabled)
+    return Plan(row.weekday, time.fromisoformat(row.local_time), row.timezone, row.enabled,
+                row.length_minutes or DEFAULT_LENGTH, row.place, row.link)
 
 
 def _presented(session, channel_id: int, condition) -> dict[str, tuple[int, datetime]]:

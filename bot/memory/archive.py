@@ -10,7 +10,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.memory.chart import votes_chart
 from bot.messages import counted
-from bot.memory.record import ChannelRecord, Entry, matches
+from bot.memory.record import ChannelRecord, Entry, MeetingEntry, matches
 from bot.search.tokens import Tokenizer
 
 QUERY_CHARS = 200
@@ -28,13 +28,16 @@ class ArchivePage:
         )
         self.templates.filters["counted"] = counted  # "1 meeting", "2 meetings"
 
-    def render(self, record: ChannelRecord, name: str, query: str, bib_href: str, nonce: str,
-               now: datetime) -> str:
+    def render(self, record: ChannelRecord, name: str, query: str, token: str, nonce: str,
+               now: datetime, upcoming: list[MeetingEntry] = ()) -> str:
+        """The page; `token` names its downloads (TOKEN.bib, .ris, .json), relative links.
+        Meetings to come (`upcoming`, from the plan) are listed apart from those held."""
         query = " ".join(query.split())[:QUERY_CHARS]
         results, problem = self.search(record, query) if query else ([], "")
+        past = [m for m in record.meetings if m.starts_at <= now]
         return self.templates.get_template("archive.html").render(
-            record=record, name=name, query=query, results=results, problem=problem, bib_href=bib_href,
-            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now,
+            record=record, name=name, query=query, results=results, problem=problem, token=token,
+            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, upcoming=list(upcoming), past=past,
         )
 
     def search(self, record: ChannelRecord, query: str) -> tuple[list[Entry], str]:

@@ -2,9 +2,12 @@
 
 One event per meeting from three months back to twelve weeks ahead. Meetings to come
 follow the plan as it is now (a new time, a skip, a swap show on the next read: calendar
-apps re-read a subscribed feed); meetings that happened are taken from their rows, as
-they were held. Each event's UID names the channel and the local date, so an app keeps
-one event per meeting however often it re-reads the feed.
+apps re-read a subscribed feed, and the feed asks for every hour); meetings that happened
+are taken from their rows, as they were held. Each event's UID names the channel and the
+local date, so an app keeps one event per meeting however often it re-reads the feed.
+An event lasts the plan's length and carries its place (LOCATION) and call link (URL,
+and CONFERENCE for apps that read RFC 7986); a meeting held keeps those it was held with
+when the plan changes later.
 """
 
 from __future__ import annotations
@@ -13,24 +16,24 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-from icalendar import Calendar, Event
+from icalendar import Calendar, Event, vDuration
 from sqlalchemy import select
 
 from bot.corpus.library import Library
 from bot.cards.cards import paper_link
 from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
-from bot.meetings.meetings import Meetings, Plan
+from bot.meetings.meetings import DEFAULT_LENGTH, Meetings, Plan
 from bot.memory.record import discussion_url
 from store.database import as_utc
 from store.models import Meeting, Post
 
 BACK = timedelta(days=92)  # three months
 AHEAD = timedelta(weeks=12)
-LENGTH = timedelta(hours=1)  # the plan has no end time: an hour is what reading groups book
 PRODUCT = "-//paperclub//meetings//EN"
 # VTIMEZONE rules are written for the years the feed can show, not from 1970 on.
 RULE_YEARS = 2
+REFRESH = timedelta(hours=1)  # how often a subscribed app should re-read the feed
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,13 @@ class Slot:
     zone: str
     paper_id: int | None
     presenter: str | None
+    length: timedelta = timedelta(minutes=DEFAULT_LENGTH)
+    place: str | None = None
+    link: str | None = None
+
+    @property
+    def end(self) -> datetime:
+        return self.start + self.length
 
 
 class CalendarFeed:
@@ -54,19 +64,22 @@ class CalendarFeed:
         skipped = self.meetings.skipped(channel_id)
         rows = self._rows(channel_id, now - BACK, now + AHEAD)
         zone = plan.zone if plan else "UTC"
+        where = _where(plan)
         slots: dict[date, Slot] = {}
         for row in rows:  # held (or about to be): as recorded
             start = as_utc(row.starts_at).astimezone(timezone.utc)
-            slots[row.local_date] = Slot(row.local_date, start, zone, row.paper_id, row.presenter)
+            held = where if row.length_minutes is None else {  # kept when the plan changed after it
+                "length": timedelta(minutes=row.length_minutes), "place": row.place, "link": row.link}
+            slots[row.local_date] = Slot(row.local_date, start, zone, row.paper_id, row.presenter, **held)
         if plan is not None and plan.enabled:
             planned = _plan_dates(plan, now)
             for day in planned:
                 start = plan.start(day)
-                if start + LENGTH <= now:
+                if start + where["length"] <= now:
                     continue  # the past comes from the rows
                 held = slots.get(day)
                 slots[day] = Slot(day, start, plan.zone, held.paper_id if held else None,
-                                  held.presenter if held else None)
+                                  held.presenter if held else None, **where)
             # a moved meeting: a row on a date the plan no longer meets on, still to come
             for day in [d for d, s in slots.items() if s.start > now and d not in planned]:
                 del slots[day]
@@ -88,6 +101,9 @@ class CalendarFeed:
         calendar.add("version", "2.0")
         calendar.add("calscale", "GREGORIAN")
         calendar.add("x-wr-calname", name)
+        # Re-read hourly: RFC 7986's REFRESH-INTERVAL, and the X- name Outlook and Apple read.
+        calendar.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
+        calendar.add("x-published-ttl", vDuration(REFRESH).to_ical().decode())  # an X- name: typed by hand
         for slot in slots:
             paper = papers.get(slot.paper_id) if slot.paper_id else None
             calendar.add_component(_event(channel, slot, paper, threads.get(slot.paper_id), now))
@@ -103,6 +119,13 @@ class CalendarFeed:
         return {pid: ref for pid, ref in rows if ref}
 
 
+def _where(plan: Plan | None) -> dict:
+    """The plan's length, place and call link, as every slot of the feed carries them."""
+    if plan is None:
+        return {"length": timedelta(minutes=DEFAULT_LENGTH)}
+    return {"length": timedelta(minutes=plan.length), "place": plan.place, "link": plan.link}
+
+
 def _plan_dates(plan: Plan, now: datetime) -> list[date]:
     today = now.astimezone(ZoneInfo(plan.zone)).date()
     first = plan.dates_around(now)[0]  # yesterday or later, on the plan's weekday
@@ -116,16 +139,26 @@ def _event(channel: ChannelSettings, slot: Slot, paper, thread_ref: str | None, 
     event.add("dtstamp", now.astimezone(timezone.utc))
     local = slot.start.astimezone(ZoneInfo(slot.zone))
     event.add("dtstart", local)
-    event.add("dtend", local + LENGTH)
+    event.add("dtend", local + slot.length)
     title = readable(paper.title) if paper else None
     event.add("summary", f"Reading group: {title}" if title else "Reading group (paper to be chosen)")
+    if slot.place or slot.link:  # a call alone is where the meeting is, for apps that show only LOCATION
+        event.add("location", slot.place or slot.link)
     lines = []
+    if slot.link:
+        lines.append(f"Call link: {slot.link}")
+        event.add("url", slot.link)  # one URL an event: the call's, else the paper's
+        event.add("conference", slot.link, parameters={"VALUE": "URI", "FEATURE": "AUDIO,VIDEO",
+                                                       "LABEL": "Call link"})
+    if slot.place:
+        lines.append(f"Place: {slot.place}")
     if paper is not None:
         lines.append(f"Paper: {title}")
         link = paper_link(paper)
         if link:
             lines.append(f"Link: {link}")
-            event.add("url", link)
+            if not slot.link:
+                event.add("url", link)
     lines.append(f"Presenter: @{slot.presenter}" if slot.presenter else "Presenter: not chosen yet")
     discussion = discussion_url(channel.ref, thread_ref)
     if discussion:

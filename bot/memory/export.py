@@ -1,14 +1,15 @@
-"""What a channel read, for Zotero (BibTeX, with the channel's notes as `annote`, which
-Zotero imports as notes) and for backups (JSON Lines in the schema `paperclub import`
-reads, each paper with a "channel" object beside it: when it was posted, its tally and
-the channel's notes)."""
+"""Papers for reference managers and backups: what a channel read, a collection, or the
+whole library. BibTeX here (with a channel's notes as `annote`, which Zotero imports as
+notes), RIS and CSL-JSON in bot.memory.citations, and JSON Lines for backups (the schema
+`paperclub import` reads; a channel's papers each with a "channel" object beside it:
+when it was posted, its tally and the channel's notes)."""
 
 from __future__ import annotations
 
 import json
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import IO
 
 import bibtexparser
@@ -18,25 +19,50 @@ from bibtexparser.model import Field
 
 from bot.cards.latex import readable
 from bot.corpus.export import export_record
-from bot.memory.record import Entry
+from bot.memory.citations import batches, csl_json_chunks, ris_chunks
+from bot.memory.kinds import ARXIV_CATEGORY, publication_kind
+from bot.memory.record import Entry, posted_note
 from bot.messages import ChannelRef
 
-FORMATS = ("bibtex", "jsonl")
+FORMATS = ("bibtex", "ris", "csljson", "jsonl")
+BIBTEX_TYPES = {"conference": ("inproceedings", "booktitle"), "journal": ("article", "journal"),
+                "preprint": ("misc", None)}
 # Characters LaTeX reads as commands: written escaped, so a title like "R&D at 50%" stays text.
 _LATEX_SPECIAL = re.compile(r"([&%$#_])")
 
 
-def write(entries: list[Entry], channel: ChannelRef, fmt: str, out: IO[str]) -> int:
-    if fmt == "bibtex":
-        out.write(bibtex(entries, channel))
-    else:
-        for entry in entries:
-            out.write(json.dumps(jsonl_record(entry, channel), ensure_ascii=False) + "\n")
-    return len(entries)
+def write(entries: Iterable[Entry], channel: ChannelRef | None, fmt: str, out: IO[str]) -> int:
+    """Write the entries in `fmt` (one of FORMATS), a chunk at a time (a whole library
+    is written without holding it); how many were written. `channel` is the channel they were read in, or None for a collection or the
+    library."""
+    counted = _Counted(entries)
+    writer = {"bibtex": bibtex_chunks, "ris": ris_chunks, "csljson": csl_json_chunks}.get(fmt, _jsonl_chunks)
+    for text in writer(counted, channel):
+        out.write(text)
+    return counted.count
 
 
-def jsonl_record(entry: Entry, channel: ChannelRef) -> dict:
+class _Counted:
+    """The entries, counted as they are read."""
+
+    def __init__(self, entries: Iterable[Entry]):
+        self.entries, self.count = entries, 0
+
+    def __iter__(self):
+        for entry in self.entries:
+            self.count += 1
+            yield entry
+
+
+def _jsonl_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Iterator[str]:
+    for entry in entries:
+        yield json.dumps(jsonl_record(entry, channel), ensure_ascii=False) + "\n"
+
+
+def jsonl_record(entry: Entry, channel: ChannelRef | None) -> dict:
     record = export_record(entry.paper)
+    if channel is None:
+        return record
     record["channel"] = {
         "channel": channel.key(),
         "posted": entry.posted.isoformat() if entry.posted else None,
@@ -46,48 +72,34 @@ def jsonl_record(entry: Entry, channel: ChannelRef) -> dict:
     return record
 
 
-def bibtex(entries: Iterable[Entry], channel: ChannelRef) -> str:
-    library = BibLibrary()
+def bibtex(entries: Iterable[Entry], channel: ChannelRef | None) -> str:
+    return "".join(bibtex_chunks(entries, channel))
+
+
+def bibtex_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Iterator[str]:
+    """The entries as BibTeX, a chunk at a time; keys are unique across the chunks."""
     keys: set[str] = set()
-    for entry in entries:
-        kind, _ = entry_type(entry.paper)
-        library.add(BibEntry(kind, _key(entry, keys), _fields(entry, channel)))
-    return bibtexparser.write_string(library)
-
-
-# A venue that names a conference (or its proceedings, a workshop, a symposium): the paper
-# is an @inproceedings; one that names arXiv is no venue at all; any other is a journal.
-_CONFERENCE = re.compile(
-    r"conference|proceedings|workshop|symposium|neural information processing systems|"
-    r"\b(neurips|nips|iclr|icml|cvpr|iccv|eccv|acl|emnlp|naacl|coling|aaai|ijcai|kdd|sigir|www|colt|"
-    r"aistats|uai|corl|rss|interspeech|icassp|miccai|wacv|bmvc|icra|iros|chi|uist|sigmod|vldb)\b",
-    re.I,
-)
-_PREPRINT_VENUE = re.compile(r"^\s*(arxiv|corr)\b", re.I)
-# An arXiv category (cs.LG, stat.ML, astro-ph.CO, cond-mat.stat-mech): arXiv papers carry
-# their primary one as their first tag.
-_ARXIV_CATEGORY = re.compile(r"^[a-z]+(-[a-z]+)?\.[A-Za-z]+(-[a-z]+)?$")
+    for n, batch in enumerate(batches(entries)):
+        library = BibLibrary()
+        for entry in batch:
+            kind, _ = entry_type(entry.paper)
+            library.add(BibEntry(kind, _key(entry, keys), _fields(entry, channel)))
+        yield ("\n" if n else "") + bibtexparser.write_string(library)
 
 
 def entry_type(paper) -> tuple[str, str | None]:
     """The BibTeX entry type for the paper and the field its venue goes in: a conference
-    paper (its venue names one, or it has a track or presentation such as "Poster") is
-    @inproceedings with booktitle, a journal's @article with journal, and a paper with no
-    venue (a preprint: eprint and archivePrefix say where) @misc."""
-    venue = (paper.venue or "").strip()
-    if not venue or _PREPRINT_VENUE.match(venue):
-        return "misc", None
-    if _CONFERENCE.search(venue) or paper.track or paper.presentation:
-        return "inproceedings", "booktitle"
-    return "article", "journal"
+    paper is @inproceedings with booktitle, a journal's @article with journal, and a paper
+    with no venue (a preprint: eprint and archivePrefix say where) @misc."""
+    return BIBTEX_TYPES[publication_kind(paper)]
 
 
-def _fields(entry: Entry, channel: ChannelRef) -> list[Field]:
+def _fields(entry: Entry, channel: ChannelRef | None) -> list[Field]:
     paper = entry.paper
     ids = paper.ids()
     arxiv = ids.get("arxiv", "")
     _, venue_field = entry_type(paper)
-    primary = paper.tags[0] if arxiv and paper.tags and _ARXIV_CATEGORY.match(paper.tags[0]) else ""
+    primary = paper.tags[0] if arxiv and paper.tags and ARXIV_CATEGORY.match(paper.tags[0]) else ""
     values = {
         "title": entry.title,
         "author": " and ".join(paper.authors),
@@ -99,20 +111,12 @@ def _fields(entry: Entry, channel: ChannelRef) -> list[Field]:
         "archiveprefix": "arXiv" if arxiv else "",
         "primaryclass": primary,
         "abstract": readable(paper.abstract),  # whole: the entry's own is the page's preview
-        "note": _posted(entry, channel),
+        "note": posted_note(entry, channel),
         "annote": "\n\n".join(f"@{n.user}, {n.day:%Y-%m-%d}: {n.text}" for n in entry.notes),
     }
     raw = ("url", "doi", "eprint", "primaryclass")  # identifiers are copied as they are
     # bibtexparser's writer encloses each value in braces itself.
     return [Field(name, _braced(v) if name in raw else _text(v)) for name, v in values.items() if name and v]
-
-
-def _posted(entry: Entry, channel: ChannelRef) -> str:
-    if entry.posted is None:
-        return f"Read in {channel.key()}"
-    tally = entry.tally
-    votes = f" ({tally.up} up, {tally.down} down, {tally.read} read)" if tally else ""
-    return f"Posted in {channel.key()} on {entry.posted:%Y-%m-%d}{votes}"
 
 
 def _braced(value: str) -> str:

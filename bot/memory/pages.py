@@ -1,6 +1,7 @@
-"""What the public URL answers: /calendar/TOKEN.ics, /archive/TOKEN and
-/archive/TOKEN.bib, as (status, headers, body) for the adapter to send. A wrong, revoked
-or malformed token is a plain 404, the same as any unknown path."""
+"""What the public URL answers: /calendar/TOKEN.ics, /archive/TOKEN and the channel's
+papers for reference managers, /archive/TOKEN.bib, .ris and .json (CSL-JSON), as (status,
+headers, body) for the adapter to send. A wrong, revoked or malformed token is a plain
+404, the same as any unknown path."""
 
 from __future__ import annotations
 
@@ -9,17 +10,28 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from bot.channels.channels import Channels
 from bot.memory.archive import ArchivePage
 from bot.memory.calendar import CalendarFeed
 from bot.memory.export import bibtex
+from bot.memory.citations import csl_json, ris
 from bot.memory.links import ChannelLinks
-from bot.memory.record import Recorder
+from bot.memory.record import MeetingEntry, Recorder, entry_of
+from bot.meetings.meetings import length_text
 from bot.messages import ChannelRef
 
+UPCOMING_SHOWN = 4  # the archive's next meetings; the calendar feed has twelve weeks
 _CALENDAR = re.compile(r"/calendar/([^/]+)\.ics")
-_ARCHIVE = re.compile(r"/archive/([^/.]+)(\.bib)?")
+_ARCHIVE = re.compile(r"/archive/([^/.]+)(\.bib|\.ris|\.json)?")
+# The archive's downloads: suffix -> (writer, content type). RIS has no registered type;
+# application/x-research-info-systems is what publishers send and Zotero recognises.
+DOWNLOADS = {
+    ".bib": (bibtex, "application/x-bibtex; charset=utf-8"),
+    ".ris": (ris, "application/x-research-info-systems; charset=utf-8"),
+    ".json": (csl_json, "application/vnd.citationstyles.csl+json; charset=utf-8"),
+}
 # Private pages: no shared cache keeps them, no search engine lists them, no referrer
 # carries the token to the sites a page links to.
 PRIVATE = [("Cache-Control", "private"), ("X-Robots-Tag", "noindex, nofollow"),
@@ -55,8 +67,8 @@ class Pages:
         if calendar := _CALENDAR.fullmatch(path):
             return self._calendar(calendar.group(1))
         if archive := _ARCHIVE.fullmatch(path):
-            token, bib = archive.groups()
-            return self._bibtex(token) if bib else self._archive(token, query.get("q", ""))
+            token, suffix = archive.groups()
+            return self._download(token, suffix) if suffix else self._archive(token, query.get("q", ""))
         return NOT_FOUND
 
     def _channel(self, kind: str, token: str):
@@ -76,17 +88,30 @@ class Pages:
         if channel is None:
             return NOT_FOUND
         nonce = secrets.token_urlsafe(16)
+        now = self.clock()
         html = self.archive.render(self.recorder.record(channel), display_name(channel.ref), query,
-                                   f"{token}.bib", nonce, self.clock())
+                                   token, nonce, now, self._upcoming(channel, now))
         return _page("text/html; charset=utf-8", html.encode(), PAGE_POLICY.format(nonce=nonce))
 
-    def _bibtex(self, token: str) -> Page:
+    def _upcoming(self, channel, now: datetime) -> list[MeetingEntry]:
+        """The next meetings as the calendar feed has them (the plan as it is now, skips
+        left out), with their paper once one is assigned."""
+        slots = [s for s in self.feed.slots(channel.id, now) if s.start > now][:UPCOMING_SHOWN]
+        papers = self.feed.library.get_many(s.paper_id for s in slots if s.paper_id)
+        return [MeetingEntry(s.day, s.start, entry_of(papers[s.paper_id]) if s.paper_id in papers else None,
+                             s.presenter, s.start.astimezone(ZoneInfo(s.zone)),
+                             length_text(int(s.length.total_seconds() // 60)), s.place, s.link)
+                for s in slots]
+
+    def _download(self, token: str, suffix: str) -> Page:
+        """What the channel read, as BibTeX, RIS or CSL-JSON: the same token as the page."""
         channel = self._channel("archive", token)
         if channel is None:
             return NOT_FOUND
-        text = bibtex(self.recorder.record(channel).read(), channel.ref)
-        return _page("application/x-bibtex; charset=utf-8", text.encode(), FILE_POLICY,
-                     [("Content-Disposition", f'attachment; filename="{_file_name(channel.ref)}.bib"')])
+        writer, content_type = DOWNLOADS[suffix]
+        text = writer(self.recorder.record(channel).read(), channel.ref)
+        return _page(content_type, text.encode(), FILE_POLICY,
+                     [("Content-Disposition", f'attachment; filename="{_file_name(channel.ref)}{suffix}"')])
 
 
 def display_name(ref: ChannelRef) -> str:

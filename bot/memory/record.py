@@ -75,6 +75,11 @@ class MeetingEntry:
     starts_at: datetime
     paper: Entry | None
     presenter: str | None
+    # Only for meetings to come (the archive's "Upcoming"): local start, length, where.
+    local_start: datetime | None = None
+    length: str = ""
+    place: str | None = None
+    link: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,12 @@ class PollEntry:
     opened: datetime
     closed: datetime | None
     state: str
-    options: list[tuple[int, str, int, bool]]  # position, title, votes, won
+    options: list[tuple[int, str, int, bool, str | None]]  # position, title, votes, won, link
+
+    @property
+    def name(self) -> str:
+        """The poll as members know it, by what it offered: "Zebrafish … or Marmot …"."""
+        return " or ".join(f"“{_short(title)}”" for _, title, _, _, _ in self.options) or "a poll without options"
 
 
 @dataclass(frozen=True)
@@ -113,6 +123,23 @@ class ChannelRecord:
         for entry in [*self.posts, *extra]:
             seen.setdefault(entry.paper_id, entry)
         return list(seen.values())
+
+
+def posted_note(entry: Entry, channel: ChannelRef | None) -> str:
+    """Where the paper was read, for an export's note: "Posted in slack:T1:C2 on
+    2026-10-01 (3 up, 0 down, 1 read)"; nothing for a collection or the library."""
+    if channel is None:
+        return ""
+    if entry.posted is None:
+        return f"Read in {channel.key()}"
+    tally = entry.tally
+    votes = f" ({tally.up} up, {tally.down} down, {tally.read} read)" if tally else ""
+    return f"Posted in {channel.key()} on {entry.posted:%Y-%m-%d}{votes}"
+
+
+def entry_of(paper: Paper) -> Entry:
+    """A paper as any export writes it, outside a channel (a collection, the library)."""
+    return _entry(paper, [])
 
 
 def discussion_url(ref: ChannelRef, message_ref: str | None) -> str | None:
@@ -241,10 +268,18 @@ def _polls(session, channel_id: int) -> list[tuple[Poll, list[PollOption], Count
 
 def _poll_entry(poll: Poll, options: list[PollOption], counts: Counter, papers: dict[int, Paper]) -> PollEntry:
     shown = [(o.position, readable(papers[o.paper_id].title) if o.paper_id in papers else "(paper removed)",
-              counts.get(o.position, 0), o.paper_id == poll.winner_paper_id and poll.state == "closed")
+              counts.get(o.position, 0), o.paper_id == poll.winner_paper_id and poll.state == "closed",
+              paper_link(papers[o.paper_id]) if o.paper_id in papers else None)
              for o in options]
     closed = _utc(poll.closed_at) if poll.closed_at else None
     return PollEntry(_utc(poll.created_at), closed, poll.state, shown)
+
+
+def _short(title: str, words: int = 6) -> str:
+    """A title's first words, for a poll's name: "Zebrafish Retina Regeneration as Sparse Coding" whole,
+    a long one cut at a word with an ellipsis."""
+    cut = title.split()
+    return title if len(cut) <= words else " ".join(cut[:words]) + " …"
 
 
 def _weekly(votes) -> list[tuple[date, int, int]]:

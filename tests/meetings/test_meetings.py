@@ -226,7 +226,7 @@ def test_changing_one_part_of_the_meeting_keeps_the_others(seeded_copy):
         reply = boss.send(command)
         assert reply.ok, (command, reply.text)
         if whole:
-            assert reply.text.startswith(f"Done. The group meets {whole}. Next: "), (command, reply.text)
+            assert reply.text.startswith(f"Done. The group meets {whole} for 1 hour. Next: "), (command, reply.text)
     assert services.meetings.plan(services.channels.get(boss.channel).id).enabled
 
 

@@ -4,6 +4,7 @@ private headers; 404 for anything but a live token."""
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.error
 import urllib.request
@@ -12,6 +13,7 @@ from html.parser import HTMLParser
 
 import bibtexparser
 import pytest
+import rispy
 
 from adapters.runtime import Process
 from adapters.wsgi import HealthServer
@@ -117,7 +119,8 @@ def test_wrong_revoked_and_malformed_tokens_are_the_same_plain_404(scene, server
     new = archive_token(scene, "boss", manager=True)  # archive reset
     plain = get(f"{server}/nothing-here")
     assert plain[0] == 404
-    for path in (f"/archive/{old}", f"/archive/{old}.bib", f"/archive/{new[:-2]}", "/archive/", "/archive/x",
+    for path in (f"/archive/{old}", f"/archive/{old}.bib", f"/archive/{old}.ris", f"/archive/{old}.json",
+                 f"/archive/{new}.txt", f"/archive/{new}.ris.json", f"/archive/{new[:-2]}", "/archive/", "/archive/x",
                  f"/archive/{new}/../{new}", f"/calendar/{new}.ics", "/archive/%00", f"/archive/{new}.ics"):
         status, headers, body = get(server + path)
         assert (status, body) == (404, plain[2]), path
@@ -130,7 +133,8 @@ def test_too_many_query_fields_are_a_400_and_other_methods_a_405_never_a_500(sce
     token = archive_token(scene)
     twenty = "&".join(f"f{n}=x" for n in range(19)) + "&q=graph"
     assert get(f"{server}/archive/{token}?{twenty}")[0] == 200
-    for path in (f"/archive/{token}", f"/archive/{token}.bib", "/calendar/x.ics", "/archive/x"):
+    for path in (f"/archive/{token}", f"/archive/{token}.bib", f"/archive/{token}.ris", "/calendar/x.ics",
+                 "/archive/x"):
         for query in (twenty + "&f20=x", "&".join(["q=a"] * 21), "&".join(f"f{n}" for n in range(5000))):
             status, _, body = get(f"{server}{path}?{query}")
             assert (status, body) == (400, b"bad request"), path
@@ -184,3 +188,38 @@ def test_the_bibtex_link_gives_the_channels_papers_with_its_notes(scene, server)
     assert READING_NOTE in zebra.fields_dict["annote"].value
     assert zebra.fields_dict["author"].value == "Ada Lovelace and Alan Turing"
     assert zebra.fields_dict["eprint"].value == "2101.00001"
+
+
+def test_the_ris_and_csl_json_links_give_the_channels_papers_as_reference_managers_read_them(scene, server):
+    token = archive_token(scene)
+    body = get(f"{server}/archive/{token}")[2].decode()
+    assert f'href="{token}.ris"' in body and f'href="{token}.json"' in body
+    status, headers, text = get(f"{server}/archive/{token}.ris")
+    assert status == 200 and headers["Content-Type"].startswith("application/x-research-info-systems")
+    assert headers["Content-Disposition"] == 'attachment; filename="paperclub-reading.ris"'
+    assert headers["Cache-Control"] == "private" and "sandbox" in headers["Content-Security-Policy"]
+    records = {r["title"]: r for r in rispy.loads(text.decode())}
+    assert set(records) == {"Zebrafish Retina Regeneration as Sparse Coding", XSS_TITLE}
+    zebra = records["Zebrafish Retina Regeneration as Sparse Coding"]
+    assert (zebra["year"], zebra["number"], zebra["urls"]) == ("2021", "2101.00001", ["https://arxiv.org/abs/2101.00001"])
+    assert any(READING_NOTE in note for note in zebra["notes"]) and THEORY_NOTE not in text.decode()
+    status, headers, text = get(f"{server}/archive/{token}.json")
+    assert status == 200 and headers["Content-Type"].startswith("application/vnd.citationstyles.csl+json")
+    items = json.loads(text)
+    assert {i["title"] for i in items} == set(records) and "Quokka" not in text.decode()
+
+
+def test_the_votes_picture_fits_a_few_weeks_and_spreads_a_year():
+    from datetime import date, timedelta
+
+    from bot.memory.chart import FEW_WEEKS, WIDTH, votes_chart
+
+    one = votes_chart([(date(2026, 9, 28), 2, 1)])
+    assert one.few and one.width < 120 and [b.total for b in one.bars] == [3]
+    assert one.ticks == [(one.bars[0].x + one.bars[0].width / 2, "28 Sep")]  # the week under its bar
+    assert one.bars[0].down_y == one.top_y  # the tallest bar reaches the top, its count above it
+    two = votes_chart([(date(2026, 9, 21), 1, 0), (date(2026, 9, 28), 0, 0)])
+    assert two.few and [label for _, label in two.ticks] == ["21 Sep", "28 Sep"]
+    year = votes_chart([(date(2026, 1, 5) + timedelta(weeks=n), 1, n % 2) for n in range(FEW_WEEKS + 30)])
+    assert not year.few and year.width == WIDTH and [label for _, label in year.ticks][:3] == ["Jan", "Feb", "Mar"]
+    assert votes_chart([]) is None

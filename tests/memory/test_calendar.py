@@ -137,3 +137,45 @@ def test_a_reset_calendar_link_is_a_404_at_once_and_the_new_one_works(scene):
 def test_without_a_meeting_the_feed_is_empty_but_valid(scene):
     calendar = feed(scene, calendar_token(scene))
     assert list(calendar.walk("VEVENT")) == [] and str(calendar["VERSION"]) == "2.0"
+
+
+def test_a_90_minute_meeting_with_a_place_and_a_call_link_and_the_hint_to_refresh(scene):
+    boss = scene.member("boss", manager=True)
+    assert boss.send("session every tue 17:00 Europe/Berlin 90m at Room 4.12 https://meet.example/abc").ok
+    calendar = feed(scene, calendar_token(scene))
+    assert calendar["REFRESH-INTERVAL"].to_ical() == b"PT1H" and calendar["REFRESH-INTERVAL"].params["VALUE"] == \
+        "DURATION"
+    assert str(calendar["X-PUBLISHED-TTL"]) == "PT1H"
+    found = events(calendar)
+    assert len(found) >= 12
+    for day, event in found.items():
+        assert event.decoded("dtend") - event.decoded("dtstart") == timedelta(minutes=90), day
+        assert (str(event["location"]), str(event["url"])) == ("Room 4.12", "https://meet.example/abc")
+        assert str(event["conference"]) == "https://meet.example/abc"
+        assert "Call link: https://meet.example/abc" in str(event["description"])
+    # a call alone: it is where the meeting is; a paper's link is the URL again once the call is gone
+    assert boss.send("session at -").ok and boss.send("session at https://meet.example/only").ok
+    first = events(feed(scene, calendar_token(scene)))[date(2026, 10, 20)]
+    assert str(first["location"]) == "https://meet.example/only"
+    assert boss.send("session at -").ok
+    bare = events(feed(scene, calendar_token(scene)))[date(2026, 10, 20)]
+    assert "location" not in bare and "conference" not in bare
+    assert bare.decoded("dtend") - bare.decoded("dtstart") == timedelta(minutes=90)
+
+
+def test_a_meeting_held_keeps_its_length_and_place_when_the_plan_changes_after_it(scene):
+    boss = scene.member("boss", manager=True)
+    scene.clock.now = NOW - timedelta(days=7)
+    assert boss.send("session every tue 17:00 Europe/Berlin 90m at Room A https://meet.example/a").ok
+    scene.services.core.tick(datetime(2026, 10, 12, 15, tzinfo=UTC), lambda c, r: "ref", ["console"])
+    scene.clock.now = NOW  # 13 October was held; the plan changes after it
+    assert boss.send("session 2h at Room B").ok
+    found = events(feed(scene, calendar_token(scene)))
+    held, next_one = found[date(2026, 10, 13)], found[date(2026, 10, 20)]
+    assert held.decoded("dtend") - held.decoded("dtstart") == timedelta(minutes=90)
+    assert (str(held["location"]), str(held["url"])) == ("Room A", "https://meet.example/a")
+    assert next_one.decoded("dtend") - next_one.decoded("dtstart") == timedelta(hours=2)
+    assert (str(next_one["location"]), str(next_one["url"])) == ("Room B", "https://meet.example/a")
+    assert boss.send("session at -").ok  # a second change leaves what the first one kept
+    held = events(feed(scene, calendar_token(scene)))[date(2026, 10, 13)]
+    assert str(held["location"]) == "Room A"

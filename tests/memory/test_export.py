@@ -53,12 +53,13 @@ def test_a_channel_paperclub_never_saw_or_a_malformed_name_is_a_clear_error(url,
     assert done.returncode == 1 and "no such channel" in done.stderr and "Traceback" not in done.stderr
     bad = paperclub("--database-url", url, "export", "--channel", "slack::C0", cwd=tmp_path)
     assert bad.returncode == 2 and "PLATFORM:WORKSPACE:CHANNEL" in bad.stderr
-    alone = paperclub("--database-url", url, "export", "--format", "bibtex", cwd=tmp_path)
-    assert alone.returncode == 2 and "--format is for --channel" in alone.stderr
+    both = paperclub("--database-url", url, "export", "--channel", "reading", "--collection", "memtest",
+                     cwd=tmp_path)
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr
 
 
 def test_the_whole_library_export_is_unchanged(url, tmp_path):
     done = paperclub("--database-url", url, "export", cwd=tmp_path)
-    assert done.returncode == 0 and "exported 5 papers" in done.stderr
+    assert done.returncode == 0 and "exported 5 papers (jsonl)" in done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(records) == 5 and all("channel" not in r for r in records)

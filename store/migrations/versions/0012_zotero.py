@@ -11,7 +11,7 @@ from alembic import op
 
 revision = "0012_zotero"
 # Developed on 0010; the lead re-points this at 0011_meeting_details when both land.
-down_revision = "0010_reaction_order"
+down_revision = "0011_meeting_details"
 branch_labels = None
 depends_on = None
 
