@@ -15,7 +15,8 @@ import pytest
 
 from adapters.runtime import Process
 from adapters.wsgi import HealthServer, pages_endpoint
-from bot.memory.routes import PREFIXES, build_pages
+from bot.memory.pages import build_pages
+from bot.memory.routes import PREFIXES
 from tests.memory.scene import XSS_TITLE, build_scene
 from tests.memory.test_archive import archive_token
 
