@@ -22,6 +22,10 @@ from bot.daily.commands import ChannelCommands
 from bot.daily.picks import Picker
 from bot.daily.posts import DailyPosts
 from bot.feature import Features
+from bot.follows.clients import FollowClients
+from bot.follows.commands import FollowCommands
+from bot.follows.follows import Follows
+from bot.follows.ingest import Ingest
 from bot.grammar import Command
 from bot.lookup.commands import Lookup
 from bot.meetings.commands import MeetingCommands
@@ -81,7 +85,8 @@ def build_services(
     db = Database(url or resolve_database_url())
     if ensure_schema:
         db.ensure_schema()
-    return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env())
+    return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env(),
+                 FollowClients.from_env())
 
 
 def command_grammar() -> list[Command]:
@@ -93,7 +98,7 @@ def command_grammar() -> list[Command]:
 
 
 def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_url: str | None,
-          providers: Providers) -> Services:
+          providers: Providers, follow_clients: FollowClients | None = None) -> Services:
     library = Library(db)
     search = SearchService(library)
     channels = Channels(db)
@@ -102,6 +107,10 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     meetings = Meetings(db)
     daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace)
     memory = MemoryCommands(channels, ChannelLinks(db), public_url, clock)
+    clients = follow_clients or FollowClients()
+    follows = FollowCommands(channels, Follows(db), Ingest(db, library, search, clients.arxiv, clients.openalex),
+                             clients.lookup, clock)
+    daily.sources.append(follows.fresh_candidates)  # fresh picks: the follows' papers first
     features = Features()
     # The features, in the order `help` lists their commands and `settings` their lines.
     features.extend([
@@ -111,6 +120,7 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
         AddCommands(library, search, channels, daily, providers, clock, per_hour_from_env()),
         MeetingCommands(channels, meetings, library, clock, calendar_link=memory.calendar, grace=grace),
         memory,
+        follows,
         Reactions(channels, votes, clock),
     ])
     core = PaperClub(features, channels, clock)

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bot.votes",),  # a poll proposes daily's top picks; its results name the next meeting
     ("bot.adding",),  # `discuss` posts through daily
     ("bot.memory",),  # the archive reads meetings and votes
+    ("bot.follows",),  # fresh picks feed daily through its candidate sources
     ("bot.core",),  # dispatch
     ("bot.scheduler", "bot.app"),  # the minute's job; the wiring
     ("adapters",),  # the faces

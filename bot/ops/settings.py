@@ -376,6 +376,7 @@ def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
 DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
 LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
 FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
+FOLLOWS = "Follows (the daily ingest)"
 DEFAULT_HOST = "0.0.0.0"  # every interface, as hosts that route to $PORT expect
 
 
@@ -587,6 +588,18 @@ class AddSettings(EnvSettings):
         return value
 
 
+class FollowSettings(EnvSettings):
+    """The follows' daily ingest (bot/follows): where OpenAlex is reached. arXiv's API is
+    AddSettings' PAPERCLUB_ARXIV_API_URL; the contact, PAPERCLUB_FEED_CONTACT."""
+
+    openalex_api_url: str = setting("https://api.openalex.org", "PAPERCLUB_OPENALEX_API_URL", FOLLOWS)
+
+    @field_validator("openalex_api_url", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        return http_url(value).rstrip("/") if isinstance(value, str) else value
+
+
 # Every setting that is not a chat platform's (those come from adapters/platforms.py), in
 # the order `config check` shows them.
-SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings)
+SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings, FollowSettings)
