@@ -81,12 +81,13 @@ def build_services(
     grace: timedelta | None = None,
     ensure_schema: bool = True,
     public_url: str | None = None,
+    follow_clients: FollowClients | None = None,
 ) -> Services:
     db = Database(url or resolve_database_url())
     if ensure_schema:
         db.ensure_schema()
     return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env(),
-                 FollowClients.from_env())
+                 follow_clients or FollowClients.from_env())
 
 
 def command_grammar() -> list[Command]:
