@@ -118,7 +118,7 @@ class Follows:
                 .join(Follow, Follow.id == FollowArrival.follow_id)
                 .where(Follow.channel_id.in_(channel_ids), FollowArrival.arrived_at >= since,
                        FollowArrival.arrived_at < until)
-                .order_by(FollowArrival.arrived_at.desc(), FollowArrival.paper_id)
+                .order_by(FollowArrival.arrived_at.desc(), FollowArrival.id.desc())
             ).all()
         for channel_id, paper_id, follow_id, label, reason, at in rows:
             out[channel_id].append(Arrival(paper_id, follow_id, label, reason, as_utc(at)))

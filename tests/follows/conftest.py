@@ -59,7 +59,7 @@ def clock():
 
 
 @pytest.fixture
-def make_services(database_url, fake_arxiv, fake_openalex, clock):
+def make_services(db, database_url, fake_arxiv, fake_openalex, clock):
     made = []
 
     def make(fetcher: Fetcher | None = None):
