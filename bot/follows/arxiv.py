@@ -64,10 +64,12 @@ class ArxivListing:
         found: list[Entry] = []
         total = None
         for number, page in enumerate(pages, 1):
+            where = f"arXiv API page {number}"
+            if page.entries is None:
+                raise CorpusFormatError(where, 1, f"not an Atom feed ({page.body[:60]!r})")
             if page.entries == 0:
                 continue
             text = page.body.decode("utf-8", "replace")
-            where = f"arXiv API page {number}"
             records = arxiv_atom.parse(text, where)
             times = _submitted(text, where)
             if len(times) != len(records):

@@ -124,7 +124,7 @@ class FollowCommands(Feature):
         if isinstance(parsed, Reply):
             return parsed
         require_manager(incoming, "change what this channel follows")
-        if kind == "author" and parsed[1] is None:
+        if kind == "author":  # by id or by name, OpenAlex says who it is
             return self._author(incoming, parsed[2])
         return self._add(incoming, *parsed)
 

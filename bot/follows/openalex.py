@@ -25,8 +25,8 @@ from bot.corpus.records import PaperRecord, clean_space
 PER_PAGE = 200  # OpenAlex's largest page
 OR_MAX = 50  # values joined with | in one filter
 AUTHORS_SHOWN = 8
-_AUTHOR_ID = re.compile(r"(?:https?://openalex\.org/)?(A\d{4,12})", re.I)
-_WORK_ID = re.compile(r"(?:https?://openalex\.org/)?(W\d{4,12})", re.I)
+_AUTHOR_ID = re.compile(r"(?:https?://openalex\.org/)?(A\d{1,12})", re.I)
+_WORK_ID = re.compile(r"(?:https?://openalex\.org/)?(W\d{1,12})", re.I)
 
 
 class OpenAlexError(FetchError):
