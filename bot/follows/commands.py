@@ -138,15 +138,17 @@ class FollowCommands(Feature):
             raise UsageError("The words in quotes are empty.")
         category = self._by_folded.get(given.casefold())
         if category is None:
-            return Reply(text=self._unknown_category(given), ephemeral=True, ok=False)
+            return Reply(text=self._unknown_category(given, " ".join(words)), ephemeral=True, ok=False)
         label = f"{category} ({self.taxonomy[category]})" + (f' "{query}"' if query else "")
         return ("arxiv", category, query, label)
 
-    def _unknown_category(self, given: str) -> str:
-        shown = given[:40]
+    def _unknown_category(self, given: str, typed: str) -> str:
+        """What to say to a category arXiv does not have: the ids spelt like it, and the
+        categories whose names read like what was typed ("machine learning")."""
+        shown = typed[:60]
         close = process.extract(given, list(self.taxonomy), scorer=fuzz.WRatio, limit=5, score_cutoff=60,
                                 processor=str.casefold)
-        named = process.extract(given, self.taxonomy, scorer=fuzz.WRatio, limit=3, score_cutoff=80,
+        named = process.extract(typed, self.taxonomy, scorer=fuzz.WRatio, limit=3, score_cutoff=80,
                                 processor=str.casefold)
         ids = list(dict.fromkeys([c for c, _, _ in close] + [key for _, _, key in named]))[:5]
         if not _CATEGORY.fullmatch(given):
