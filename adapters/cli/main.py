@@ -473,6 +473,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_db)
     search_cli.add_commands(sub)  # bench, eval
     feed_cli.add_commands(sub)  # feed add|list|remove|refresh
+    __import__("adapters.cli.follows", fromlist=["add_commands"]).add_commands(sub)  # bench-ingest
     describe(parser)
     return parser
 
