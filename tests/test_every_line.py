@@ -97,6 +97,8 @@ TEMPLATES = (
     "presenters add {MEMBER}", "presenters remove {MEMBER}", "volunteer", "swap {MEMBER}", "help {TEXT}",
     "settings", "settings {TEXT}", "vote {N}", "poll", "vote post:{ID} {VOTE}",
     "add {TEXT}", "add {ID}", "add arXiv:{ID}", "discuss {ID}",
+    "follow arxiv {TEXT}", "follow arxiv cs.LG {TEXT}", "follow author {TEXT}", "follow citations", "unfollow {N}",
+    "following", "fresh {DURATION}", "fresh off",
 )
 TEXT = st.one_of(ANY_TEXT, VALUES, st.text(alphabet=st.sampled_from("ab \x00\u202e²"), max_size=8))
 SLOTS = {
@@ -173,7 +175,7 @@ def closed_port() -> int:
 def services(seeded_db_url, monkeypatch):
     clock = Clock()
     nowhere = f"http://127.0.0.1:{closed_port()}"
-    for name in ("ARXIV", "CROSSREF", "OPENREVIEW"):  # `add` fetches from nowhere
+    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "OPENALEX"):  # `add` and `follow` fetch from nowhere
         monkeypatch.setenv(f"PAPERCLUB_{name}_API_URL", nowhere)
     monkeypatch.delenv("PAPERCLUB_FETCH_ALLOW_PRIVATE", raising=False)
     built = build_services(seeded_db_url, clock=clock)
