@@ -88,6 +88,17 @@ class FollowCommands(Feature):
         fresh = f"from the follows' last {counted(days, 'day')}" if days else "off"
         return [f"Follows: {listed}", f"Fresh picks: {fresh}"]
 
+    def archive_sections(self, channel: ChannelSettings) -> list[tuple[str, list[str]]]:
+        """The archive page's section: each follow with what it brought this week."""
+        follows = self.follows.of_channel(channel.id)
+        if not follows:
+            return []
+        since = self.clock() - WEEK
+        brought = self.follows.brought([f.id for f in follows], since)
+        days = self.follows.fresh_days([channel.id]).get(channel.id)
+        fresh = f"from the follows' last {counted(days, 'day')}" if days else "off"
+        return [("Follows", [self._line(f, brought.get(f.id, 0), since) for f in follows] + [f"Fresh picks: {fresh}"])]
+
     # --- what other features ask --------------------------------------------------------------
 
     def arrivals(self, channel_id: int, since: datetime, until: datetime) -> list[Arrival]:

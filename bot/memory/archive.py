@@ -29,12 +29,12 @@ class ArchivePage:
         self.templates.filters["counted"] = counted  # "1 meeting", "2 meetings"
 
     def render(self, record: ChannelRecord, name: str, query: str, bib_href: str, nonce: str,
-               now: datetime) -> str:
+               now: datetime, sections: list[tuple[str, list[str]]] = ()) -> str:
         query = " ".join(query.split())[:QUERY_CHARS]
         results, problem = self.search(record, query) if query else ([], "")
         return self.templates.get_template("archive.html").render(
             record=record, name=name, query=query, results=results, problem=problem, bib_href=bib_href,
-            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now,
+            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, sections=sections,
         )
 
     def search(self, record: ChannelRecord, query: str) -> tuple[list[Entry], str]:
