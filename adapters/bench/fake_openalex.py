@@ -75,6 +75,7 @@ class FakeOpenAlex(FakeServer):
     def __init__(self, works: list[FakeWork] | None = None, authors: list[FakeAuthor] | None = None):
         self.works = list(works or [])
         self.authors = list(authors or [])
+        self.cursor_needs_key = False  # answer cursor paging with 401, as OpenAlex may without an API key
         super().__init__(self.answer)
 
     @property
@@ -111,7 +112,13 @@ class FakeOpenAlex(FakeServer):
         if not 1 <= per_page <= 200:
             return 400, "application/json", b'{"error": "per-page must be between 1 and 200"}'
         cursor = params.get("cursor", [None])[0]
-        offset = 0 if cursor in (None, "*") else int(base64.urlsafe_b64decode(cursor.encode()).decode())
+        if cursor is not None and self.cursor_needs_key:
+            return 401, "application/json", b'{"error": "Cursor paging requires an API key"}'
+        page_number = int(params.get("page", ["1"])[0])
+        if cursor is None:  # basic paging
+            offset = (page_number - 1) * per_page
+        else:
+            offset = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode())
         page = found[offset:offset + per_page]
         more = cursor is not None and offset + per_page < len(found)
         next_cursor = base64.urlsafe_b64encode(str(offset + per_page).encode()).decode() if more else None
@@ -119,7 +126,8 @@ class FakeOpenAlex(FakeServer):
         if "select" in params:
             keep = params["select"][0].split(",")
             rows = [{k: row[k] for k in keep if k in row} for row in rows]
-        return _json({"meta": {"count": len(found), "db_response_time_ms": 3, "page": None,
+        return _json({"meta": {"count": len(found), "db_response_time_ms": 3,
+                               "page": None if cursor is not None else page_number,
                                "per_page": per_page, "next_cursor": next_cursor, "groups_count": None},
                       "results": rows, "group_by": []})
 

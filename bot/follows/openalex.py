@@ -24,6 +24,7 @@ from bot.corpus.records import PaperRecord, clean_space
 
 PER_PAGE = 200  # OpenAlex's largest page
 OR_MAX = 50  # values joined with | in one filter
+PAGE_PAGING_MAX = 10_000  # works basic paging reaches without a key
 AUTHORS_SHOWN = 8
 _AUTHOR_ID = re.compile(r"(?:https?://openalex\.org/)?(A\d{1,12})", re.I)
 _WORK_ID = re.compile(r"(?:https?://openalex\.org/)?(W\d{1,12})", re.I)
@@ -105,10 +106,17 @@ class OpenAlex:
 
     def works(self, filters: str, limit: int) -> Iterator[Work]:
         """Every work matching `filters` (OpenAlex's filter syntax), page by page with the
-        cursor, up to `limit`."""
+        cursor, up to `limit`. Should OpenAlex refuse cursor paging without an API key
+        (401), the rest is read by page number (keyless, up to PAGE_PAGING_MAX works)."""
         cursor, seen = "*", 0
         while cursor and seen < limit:
-            body = self._json(self._url("/works", filter=filters, cursor=cursor, **{"per-page": PER_PAGE}))
+            try:
+                body = self._json(self._url("/works", filter=filters, cursor=cursor, **{"per-page": PER_PAGE}))
+            except FetchError as problem:
+                if "HTTP 401" not in str(problem):
+                    raise
+                yield from self._numbered(filters, seen, min(limit, PAGE_PAGING_MAX))
+                return
             rows = _results(body, "/works")
             for row in rows[: limit - seen]:
                 work = _work(row)
@@ -117,6 +125,21 @@ class OpenAlex:
             seen += len(rows)
             meta = body.get("meta") if isinstance(body, dict) else None
             cursor = meta.get("next_cursor") if isinstance(meta, dict) and rows else None
+
+    def _numbered(self, filters: str, seen: int, limit: int) -> Iterator[Work]:
+        """Basic paging (page=1, 2 ...) from the `seen`-th work on."""
+        page = seen // PER_PAGE + 1
+        while seen < limit:
+            rows = _results(self._json(self._url("/works", filter=filters, page=page, **{"per-page": PER_PAGE})),
+                            "/works")
+            for row in rows[: limit - seen]:
+                work = _work(row)
+                if work is not None:
+                    yield work
+            seen += len(rows)
+            if len(rows) < PER_PAGE:
+                return
+            page += 1
 
     def by_author(self, author: str, since: date, limit: int) -> Iterator[Work]:
         return self.works(f"authorships.author.id:{author},from_publication_date:{since.isoformat()}", limit)

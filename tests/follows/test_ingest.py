@@ -171,3 +171,17 @@ def test_an_author_follow_pages_with_the_cursor_and_rebuilds_abstracts(make_serv
     assert found.abstract.startswith("We learn world model")
     with services.db.session() as session:
         assert session.scalar(select(FollowArrival.reason)) == "by Yann LeCun (followed)"
+
+
+def test_when_openalex_refuses_cursor_paging_without_a_key_pages_are_read_by_number(make_services, fake_openalex,
+                                                                                     clock):
+    services = make_services()
+    lecun = FakeAuthor("A5023888391", "Yann LeCun", "New York University", 600)
+    fake_openalex.authors.append(lecun)
+    fake_openalex.works += [FakeWork(f"W{900 + n}", f"World model number {n}", "x", "2026-11-25", [lecun])
+                            for n in range(205)]
+    fake_openalex.cursor_needs_key = True
+    assert manager(services).send("follow author A5023888391").ok
+    assert services.core.tick(clock.now, nothing, ["console"])["papers_arrived"] == 205
+    pages = [params.get("page", params.get("cursor"))[0] for path, params in fake_openalex.requests if path == "/works"]
+    assert pages == ["*", "1", "2"]
