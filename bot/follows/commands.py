@@ -11,11 +11,13 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from rapidfuzz import fuzz, process
 
+from bot.adding.fetching import FetchPool, MemberBusy, Stopped
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.fetch import FetchError
 from bot.daily.picks import Candidate
@@ -35,6 +37,8 @@ QUERY_CHARS = 200
 NAME_CHARS = 100
 FRESH_MAX_DAYS = 30
 WEEK = timedelta(days=7)
+LOOKUP_SECONDS = 8.0  # a member waits this long at most for OpenAlex to name an author
+LOOKUP_WORKERS = 4  # author lookups under way at once in one process
 _FRESH = re.compile(r"(\d{1,3})d")
 _CATEGORY = re.compile(r"[A-Za-z-]+(\.[A-Za-z-]+)?")
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
@@ -52,6 +56,9 @@ class FollowCommands(Feature):
         self.ingest = ingest
         self.lookup = lookup
         self.clock = clock
+        # Lookups wait on the network: on a bounded pool of their own, under a deadline,
+        # never on the thread that answers the platform.
+        self.pool = FetchPool(LOOKUP_WORKERS)
         self.taxonomy = categories()
         self._by_folded = {c.casefold(): c for c in self.taxonomy}
 
@@ -80,6 +87,9 @@ class FollowCommands(Feature):
     def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
              stopping: Callable[[], bool]) -> dict[str, int]:
         return self.ingest.tick(now, stopping)
+
+    def stop(self) -> None:
+        self.pool.stop()
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         follows = self.follows.of_channel(channel.id)
@@ -180,14 +190,26 @@ class FollowCommands(Feature):
         """An author by id (checked with OpenAlex) or by name (one match follows; several
         are listed, to choose one by its id)."""
         given = author_id(text)
+
+        def ask() -> list | FetchError:
+            try:
+                if given:
+                    found = self.lookup.author(given)
+                    return [found] if found else []
+                return self.lookup.authors(text)
+            except FetchError as problem:
+                return problem
+
         try:
-            if given:
-                found = self.lookup.author(given)
-                people = [found] if found else []
-            else:
-                people = self.lookup.authors(text)
-        except FetchError as problem:
-            log.warning("follow author: OpenAlex lookup failed: %s", problem)
+            with self.pool.line((incoming.channel.platform, incoming.user.user_id)):
+                [people] = self.pool.run([ask], time.monotonic() + LOOKUP_SECONDS)
+        except MemberBusy:
+            return Reply(text="Your last line is still being answered; send this again in a moment.",
+                         ephemeral=True, ok=False)
+        except Stopped:
+            return Reply(text="paperclub is restarting; send this again in a minute.", ephemeral=True, ok=False)
+        if people is None or isinstance(people, FetchError):
+            log.warning("follow author: OpenAlex lookup failed: %s", people or "no answer in time")
             return Reply(text="OpenAlex could not be reached just now, so nothing was changed. Try again in a "
                               "few minutes.", ephemeral=True, ok=False)
         if not people:

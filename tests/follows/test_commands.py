@@ -187,3 +187,12 @@ def test_arrivals_lists_what_the_follows_brought_a_channel(services, fake_openal
     found = services.feature("follows").arrivals(channel.id, clock.now - timedelta(days=7), clock.now + timedelta(1))
     assert [(a.follow, a.reason) for a in found] == [("Yann LeCun", "by Yann LeCun (followed)")]
     assert services.feature("follows").arrivals(channel.id, clock.now + timedelta(1), clock.now + timedelta(2)) == []
+
+
+def test_an_author_lookup_that_does_not_answer_in_time_changes_nothing(services, fake_openalex, monkeypatch):
+    monkeypatch.setattr("bot.follows.commands.LOOKUP_SECONDS", 0.2)
+    fake_openalex.fail("timeout")
+    reply = manager(services).send('follow author "Yann LeCun"')
+    assert not reply.ok and "OpenAlex could not be reached" in reply.text
+    assert state(services) == (0, 0)
+    fake_openalex.release.set()
