@@ -175,7 +175,8 @@ class FollowCommands(Feature):
         if not _CATEGORY.fullmatch(given):
             ids = [key for _, _, key in named] or ids
         hint = "; ".join(f"{c} ({self.taxonomy[c]})" for c in ids)
-        closest = f" Close ones: {hint}." if hint else " arXiv's categories look like cs.LG, stat.ML, math.OC, quant-ph."
+        closest = (f" Close ones: {hint}." if hint
+                   else " arXiv's categories look like cs.LG, stat.ML, math.OC, quant-ph.")
         return f"arXiv has no category “{shown}”.{closest} Nothing was changed."
 
     def _author_words(self, words: list[str]) -> tuple[str, str | None, str, str]:
@@ -270,7 +271,8 @@ class FollowCommands(Feature):
         week = f"{counted(brought, 'new paper')} this week"
         if brought:
             titles = self.follows.latest_titles(follow.id, since, 2)
-            week += " (" + "; ".join(f"[{pid}] {title[:80]}" for pid, title in titles) + ("; …" if brought > 2 else "") + ")"
+            shown = "; ".join(f"[{pid}] {title[:80]}" for pid, title in titles)
+            week += f" ({shown}{'; …' if brought > 2 else ''})"
         if follow.last_run_at is None:
             state = "first fetch within the day"
         elif follow.last_status == "failed":

@@ -21,7 +21,8 @@ HINTON = FakeAuthor("A5011111111", "Geoffrey Hinton", "University of Toronto", 4
 
 def state(services) -> tuple:
     with services.db.session() as session:
-        return (session.scalar(select(func.count(Follow.id))), session.scalar(select(func.count(FreshWindow.channel_id))))
+        return (session.scalar(select(func.count(Follow.id))),
+                session.scalar(select(func.count(FreshWindow.channel_id))))
 
 
 @pytest.mark.parametrize("line, says", [
@@ -163,7 +164,8 @@ def test_unfollow_stops_and_keeps_the_papers(services, fake_arxiv, clock):
     assert session.send("follow arxiv cs.LG").ok
     assert session.send("fresh 7d").ok
     settings = session.send("settings").text
-    assert "Follows: 1. cs.LG (Machine Learning)" in settings and "Fresh picks: from the follows' last 7 days" in settings
+    assert "Follows: 1. cs.LG (Machine Learning)" in settings
+    assert "Fresh picks: from the follows' last 7 days" in settings
     reply = session.send("unfollow 1")
     assert reply.ok and "Stopped following cs.LG (Machine Learning)" in reply.text
     assert "follows nothing yet" in session.send("following").text
