@@ -82,7 +82,7 @@ class Process:
         """/healthz, and the channels' archive pages and calendar feeds beside it."""
         s = self.services
         pages = pages_endpoint(build_pages(s.library, s.channels, s.meetings, s.votes, s.search.tokenizer,
-                                           utc_now).answer)
+                                           utc_now, s.features).answer)
         return {HEALTH_PATH: self.health_endpoint(), **{prefix: pages for prefix in PAGE_PREFIXES}}
 
 

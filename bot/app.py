@@ -24,6 +24,10 @@ from bot.daily.posts import DailyPosts
 from bot.digest.commands import DigestCommands
 from bot.digest.digests import Digests
 from bot.feature import Features
+from bot.follows.clients import FollowClients
+from bot.follows.commands import FollowCommands
+from bot.follows.follows import Follows
+from bot.follows.ingest import Ingest
 from bot.grammar import Command
 from bot.lookup.commands import Lookup
 from bot.meetings.commands import MeetingCommands
@@ -82,6 +86,7 @@ def build_services(
     ensure_schema: bool = True,
     public_url: str | None = None,
     db: Database | None = None,
+    follow_clients: FollowClients | None = None,
 ) -> Services:
     """Every service on the database at `url` (or `db`, opened already)."""
     if db is None:
@@ -89,7 +94,7 @@ def build_services(
         if ensure_schema:
             db.ensure_schema()
     return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env(),
-                 ZoteroConfig.from_env())
+                 ZoteroConfig.from_env(), follow_clients or FollowClients.from_env())
 
 
 def command_grammar() -> list[Command]:
@@ -101,7 +106,8 @@ def command_grammar() -> list[Command]:
 
 
 def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_url: str | None,
-          providers: Providers, zotero: ZoteroConfig = ZoteroConfig()) -> Services:
+          providers: Providers, zotero: ZoteroConfig = ZoteroConfig(),
+          follow_clients: FollowClients | None = None) -> Services:
     library = Library(db)
     search = SearchService(library)
     channels = Channels(db)
@@ -110,6 +116,10 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     meetings = Meetings(db)
     daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace)
     memory = MemoryCommands(channels, ChannelLinks(db), public_url, clock)
+    clients = follow_clients or FollowClients()
+    follows = FollowCommands(channels, Follows(db), Ingest(db, library, search, clients.arxiv, clients.openalex),
+                             clients.lookup, clock)
+    daily.sources.append(follows.fresh_candidates)  # fresh picks: the follows' papers first
     features = Features()
     # The features, in the order `help` lists their commands and `settings` their lines.
     features.extend([
@@ -119,6 +129,7 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
         AddCommands(library, search, channels, daily, providers, clock, per_hour_from_env()),
         MeetingCommands(channels, meetings, library, clock, calendar_link=memory.calendar, grace=grace),
         memory,
+        follows,
         DigestCommands(channels, Digests(db), features, clock, grace),
         Reactions(channels, votes, clock),
         ZoteroCommands.build(db, channels, zotero, clock),

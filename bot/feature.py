@@ -40,6 +40,10 @@ class Feature:
         """Its lines in the channel's `settings` answer."""
         return []
 
+    def archive_sections(self, channel: ChannelSettings) -> list[tuple[str, list[str]]]:
+        """Sections it adds to the channel's archive page: (heading, lines of text)."""
+        return []
+
     def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
         """Add what it knows of a paper to the card `show` answers with."""
 
@@ -118,6 +122,9 @@ class Features(list):
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         return [line for feature in self for line in feature.settings(channel)]
+
+    def archive_sections(self, channel: ChannelSettings) -> list[tuple[str, list[str]]]:
+        return [section for feature in self for section in feature.archive_sections(channel)]
 
     def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
         for feature in self:

@@ -135,6 +135,8 @@ TEMPLATES = (
     "add {TEXT}", "add {ID}", "add arXiv:{ID}", "discuss {ID}",
     "digest {DAY} {TIME}", "digest {TIME}", "digest {DAY}", "digest off", "digest on", "digest preview", "digest",
     "session {LENGTH}", "session at {PLACE}", "session every {DAY} {TIME} {ZONE} {LENGTH} at {PLACE}",
+    "follow arxiv {TEXT}", "follow arxiv cs.LG {TEXT}", "follow author {TEXT}", "follow citations", "unfollow {N}",
+    "following", "fresh {DURATION}", "fresh off",
 )
 TEXT = st.one_of(ANY_TEXT, VALUES, st.text(alphabet=st.sampled_from("ab \x00\u202e²"), max_size=8))
 SLOTS = {
@@ -215,7 +217,7 @@ def closed_port() -> int:
 def services(seeded_db_url, monkeypatch):
     clock = Clock()
     nowhere = f"http://127.0.0.1:{closed_port()}"
-    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO"):  # `add` and `zotero link` fetch from nowhere
+    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO", "OPENALEX"):  # `add`, `zotero link`, `follow` fetch from nowhere
         monkeypatch.setenv(f"PAPERCLUB_{name}_API_URL", nowhere)
     monkeypatch.setenv("PAPERCLUB_ZOTERO_API_KEY", "FuzzKey0123456789")  # so `zotero link` asks (nowhere)
     monkeypatch.setenv("PAPERCLUB_SECRET_KEY", "fuzz-secret-" + "x" * 32)  # so `zotero key` is checked too

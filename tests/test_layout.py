@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bot.votes",),  # a poll proposes daily's top picks; its results name the next meeting
     ("bot.adding",),  # `discuss` posts through daily
     ("bot.memory",),  # the archive reads meetings and votes (and the digests table)
+    ("bot.follows",),  # fresh picks feed daily through its candidate sources
     ("bot.digest",),  # the weekly digest: every feature's section, through the Feature hook
     ("bot.core",),  # dispatch
     ("bot.scheduler", "bot.app"),  # the minute's job; the wiring

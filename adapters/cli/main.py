@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from adapters import platforms
 from adapters.cli import exports as export_cli
 from adapters.cli import feeds as feed_cli
+from adapters.cli import follows as follows_cli
 from adapters.cli.lazy import Lazy
 from adapters.cli import search as search_cli
 from adapters.wsgi import HEALTH_PATH
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_db"))
     search_cli.add_commands(sub)  # bench, eval
     feed_cli.add_commands(sub)  # feed add|list|remove|refresh
+    follows_cli.add_commands(sub)  # bench-ingest
     describe(parser)
     return parser
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from bot.channels.channels import ChannelSettings
 from bot.search.engine import Engine, Hit
@@ -43,12 +44,27 @@ FeedbackSource = Callable[[list[int]], dict[int, Feedback]]
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A paper offered for a channel's paper of the day ahead of the corpus, and why, in
+    words a member can check ("new on arXiv 25 Nov in cs.LG")."""
+
+    paper_id: int
+    reason: str
+
+
+# Per channel id, candidates newest first, for the channels given, at `now`. A feature
+# above daily supplies one (the follows' fresh picks); daily never imports it.
+CandidateSource = Callable[[list[ChannelSettings], datetime], dict[int, list[Candidate]]]
+
+
+@dataclass(frozen=True)
 class Pick:
     paper_id: int
     matched: tuple[str, ...]  # query terms (stemmed) the paper contains; empty on a tour
     score: float
     toured: bool  # True when nothing steered the pick (no topics, no liked papers)
     resembles: tuple[int, ...] = ()  # liked papers this one shares terms with
+    reason: str = ""  # a candidate's own reason (Candidate.reason), when it came from one
 
 
 class Picker:
@@ -85,6 +101,26 @@ class Picker:
             if pick is not None:
                 return _with_resemblance(pick, liked_terms)
         return self._tour(engine, channel, excluded, recent_titles, penalty_terms)
+
+    def choose_from(self, engine: Engine, channel: ChannelSettings, candidates: list[Candidate],
+                    excluded: set[int]) -> Pick | None:
+        """The best of `candidates` (newest first) not in `excluded`: for a channel with
+        topics, the one that matches them best (None when none matches: the corpus
+        decides then); without topics, the newest."""
+        fresh = list({c.paper_id: c for c in reversed(candidates)
+                      if c.paper_id not in excluded and engine.title(c.paper_id) is not None}.values())[::-1]
+        if not fresh:
+            return None
+        topics = self.tokenizer.tokens(" ".join(channel.topics))
+        if not topics:
+            return Pick(fresh[0].paper_id, (), 0.0, toured=False, reason=fresh[0].reason)
+        scores = engine.scores(topics, [c.paper_id for c in fresh])
+        relevant = [c for c in fresh if scores.get(c.paper_id, 0.0) > 0]
+        if not relevant:
+            return None
+        best = max(relevant, key=lambda c: scores[c.paper_id])  # ties: the newest
+        matched = tuple(t for t in dict.fromkeys(topics) if engine.scores([t], [best.paper_id]).get(best.paper_id))
+        return Pick(best.paper_id, matched, scores[best.paper_id], toured=False, reason=best.reason)
 
     def _ranked(self, engine, channel, query, excluded, recent_titles, rankings, penalty_terms):
         hits = self._candidates(engine, channel, query, excluded, rankings)

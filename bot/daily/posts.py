@@ -15,7 +15,7 @@ untouched claims, which the next tick takes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
-from bot.daily.picks import Feedback, FeedbackSource, Pick, Picker
+from bot.daily.picks import Candidate, CandidateSource, Feedback, FeedbackSource, Pick, Picker
 from bot.daily.replies import PostReplies, nothing_left_reply
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
@@ -89,8 +89,11 @@ class DailyPosts:
         picker: Picker,
         feedback: FeedbackSource,
         grace: timedelta = DEFAULT_GRACE,
+        sources: Sequence[CandidateSource] = (),
     ):
         self.db = db
+        # Papers offered ahead of the corpus (fresh picks from the follows), asked first.
+        self.sources = list(sources)
         self.channels = channels
         self.library = library
         self.search = search
@@ -282,15 +285,26 @@ class DailyPosts:
                 out[channel_id][1].append(title)
         return out
 
+    def candidates(self, channels: list[ChannelSettings], now: datetime) -> dict[int, list[Candidate]]:
+        """What the candidate sources offer these channels, newest first per source."""
+        offered: dict[int, list[Candidate]] = {}
+        for source in self.sources:
+            for channel_id, found in source(channels, now).items():
+                offered.setdefault(channel_id, []).extend(found)
+        return offered
+
     def _reserve_batch(self, index: Engine, jobs: list[_Job], now: datetime) -> None:
         """Pick for every job, then write all the posts rows in one statement; the few
         whose paper another process took meanwhile are picked again one by one."""
         history = self.histories([j.channel.id for j in jobs])
         feedback = self.feedback([j.channel.id for j in jobs])
         rankings: dict = {}  # channels with the same query share one BM25 ranking per tick
+        offered = self.candidates([j.channel for j in jobs], now)
         for job in jobs:
             excluded, titles = history[job.channel.id]
-            job.pick = self.picker.choose(index, job.channel, excluded, titles, rankings, feedback[job.channel.id])
+            job.pick = self.picker.choose_from(index, job.channel, offered.get(job.channel.id, []), excluded)
+            if job.pick is None:
+                job.pick = self.picker.choose(index, job.channel, excluded, titles, rankings, feedback[job.channel.id])
         rows = [
             {
                 "channel_id": j.channel.id, "paper_id": j.pick.paper_id, "kind": "daily", "state": "sending",

@@ -49,6 +49,10 @@ class PostReplies:
         tokenizer = self.tokenizer
         topic_terms = set(tokenizer.tokens(" ".join(channel.topics)))
         on_topic = [t for t in pick.matched if t in topic_terms]
+        if pick.reason:  # offered by a candidate source: its reason, then the topics it matches
+            words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer) if on_topic else []
+            topics = f", matches your topics: {', '.join(words)}" if words else ""
+            return f"{pick.reason[:1].upper()}{pick.reason[1:]}{topics}."
         parts = []
         if pick.resembles:
             liked = self.library.get_many(pick.resembles)

@@ -29,15 +29,16 @@ class ArchivePage:
         self.templates.filters["counted"] = counted  # "1 meeting", "2 meetings"
 
     def render(self, record: ChannelRecord, name: str, query: str, token: str, nonce: str,
-               now: datetime, upcoming: list[MeetingEntry] = ()) -> str:
+               now: datetime, upcoming: list[MeetingEntry] = (), sections: list[tuple[str, list[str]]] = ()) -> str:
         """The page; `token` names its downloads (TOKEN.bib, .ris, .json), relative links.
-        Meetings to come (`upcoming`, from the plan) are listed apart from those held."""
+        Meetings to come (`upcoming`, from the plan) are listed apart from those held;
+        `sections`: what features add (the follows)."""
         query = " ".join(query.split())[:QUERY_CHARS]
         results, problem = self.search(record, query) if query else ([], "")
         past = [m for m in record.meetings if m.starts_at <= now]
         return self.templates.get_template("archive.html").render(
             record=record, name=name, query=query, results=results, problem=problem, token=token,
-            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, upcoming=list(upcoming), past=past,
+            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, upcoming=list(upcoming), past=past, sections=sections,
         )
 
     def search(self, record: ChannelRecord, query: str) -> tuple[list[Entry], str]:

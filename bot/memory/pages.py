@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.channels.channels import Channels
+from bot.channels.channels import Channels, ChannelSettings
+from bot.feature import Features
 from bot.memory.archive import ArchivePage
 from bot.memory.calendar import CalendarFeed
 from bot.memory.export import bibtex
@@ -53,9 +54,13 @@ class Page:
 NOT_FOUND = Page(404)  # the adapter answers it as every other 404
 
 
+Sections = Callable[[ChannelSettings], list[tuple[str, list[str]]]]  # what other features add to the archive
+
+
 class Pages:
     def __init__(self, links: ChannelLinks, channels: Channels, recorder: Recorder, feed: CalendarFeed,
-                 archive: ArchivePage, clock: Callable[[], datetime]):
+                 archive: ArchivePage, clock: Callable[[], datetime], sections: Sections = lambda _channel: []):
+        self.sections = sections
         self.links = links
         self.channels = channels
         self.recorder = recorder
@@ -90,7 +95,8 @@ class Pages:
         nonce = secrets.token_urlsafe(16)
         now = self.clock()
         html = self.archive.render(self.recorder.record(channel), display_name(channel.ref), query,
-                                   token, nonce, now, self._upcoming(channel, now))
+                                   token, nonce, now, self._upcoming(channel, now),
+                                   self.sections(channel))
         return _page("text/html; charset=utf-8", html.encode(), PAGE_POLICY.format(nonce=nonce))
 
     def _upcoming(self, channel, now: datetime) -> list[MeetingEntry]:
@@ -128,8 +134,10 @@ def _page(content_type: str, body: bytes, policy: str, extra: list[tuple[str, st
     return Page(200, headers, body)
 
 
-def build_pages(library, channels: Channels, meetings, votes, tokenizer, clock: Callable[[], datetime]) -> Pages:
-    """The pages over the services a process already has (bot.app.Services)."""
+def build_pages(library, channels: Channels, meetings, votes, tokenizer, clock: Callable[[], datetime],
+                features: Features | None = None) -> Pages:
+    """The pages over the services a process already has (bot.app.Services); the archive
+    shows the sections `features` add (Feature.archive_sections)."""
     db = meetings.db
     return Pages(ChannelLinks(db), channels, Recorder(db, library, votes), CalendarFeed(meetings, library),
-                 ArchivePage(tokenizer), clock)
+                 ArchivePage(tokenizer), clock, features.archive_sections if features is not None else lambda _channel: [])

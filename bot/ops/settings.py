@@ -374,6 +374,7 @@ DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
 LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
 FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
 ZOTERO = "Zotero group libraries (zotero link, import zotero:...)"
+FOLLOWS = "Follows (the daily ingest)"
 
 
 class CoreSettings(EnvSettings):
@@ -569,6 +570,18 @@ class AddSettings(EnvSettings):
         return value
 
 
+class FollowSettings(EnvSettings):
+    """The follows' daily ingest (bot/follows): where OpenAlex is reached. arXiv's API is
+    AddSettings' PAPERCLUB_ARXIV_API_URL; the contact, PAPERCLUB_FEED_CONTACT."""
+
+    openalex_api_url: str = setting("https://api.openalex.org", "PAPERCLUB_OPENALEX_API_URL", FOLLOWS)
+
+    @field_validator("openalex_api_url", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        return http_url(value).rstrip("/") if isinstance(value, str) else value
+
+
 # --- Zotero ---------------------------------------------------------------------------------------
 
 SECRET_KEY_CHARS = 32  # at least: the secret key is stretched into the encryption key, not guessed
@@ -610,4 +623,5 @@ class ZoteroSettings(EnvSettings):
 
 # Every setting that is not a chat platform's (those come from adapters/platforms.py), in
 # the order `config check` shows them.
-SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings, ZoteroSettings)
+SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings, FollowSettings,
+                                          ZoteroSettings)

@@ -42,6 +42,8 @@ def no_database_commands(tmp: Path) -> dict[tuple[str, ...], tuple[list[str], in
         ("bench",): (["--sizes", "200", "--engines", "paperclub", "--queries", "5",
                       "--out", str(tmp / "bench"), "--work-dir", str(tmp / "work")], 0),
         ("eval",): ([str(_beir_folder(tmp))], 0),
+        # A temporary SQLite file unless `--database-url` names a scratch database.
+        ("bench-ingest",): (["--papers", "20", "--follows", "2"], 0),
     }
 
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0014_digest"
-down_revision = "0012_zotero"
+down_revision = "0013_follows"
 branch_labels = None
 depends_on = None
 

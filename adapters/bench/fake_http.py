@@ -1,0 +1,82 @@
+"""A small HTTP server on 127.0.0.1 (port 0) for fakes of outside services: it records
+the requests, and answers each from a handler unless a queued fault comes first.
+
+Faults, taken one per request in order (`fail("429", "503")`): "429" (Retry-After: 1),
+"503" (Retry-After: 1), "timeout" (no answer until `release` is set or the fake
+stops), "malformed" (200 with a body that is not the format)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+Answer = tuple[int, str, bytes]  # status, content type, body
+
+
+class FakeServer:
+    malformed = b"<html><body>Service temporarily unavailable</body></html>"
+
+    def __init__(self, answer: Callable[[str, dict[str, list[str]]], Answer], host: str = "127.0.0.1"):
+        self.requests: list[tuple[str, dict[str, list[str]]]] = []
+        self.faults: list[str] = []
+        self.release = threading.Event()
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):  # noqa: N802 - http.server's name
+                parts = urlsplit(self.path)
+                params = parse_qs(parts.query, keep_blank_values=True)
+                with fake._lock:
+                    fake.requests.append((parts.path, params))
+                    fault = fake.faults.pop(0) if fake.faults else None
+                if fault == "timeout":
+                    fake.release.wait()
+                    return
+                if fault in ("429", "503"):
+                    self._send(int(fault), "text/plain", b"slow down", [("Retry-After", "1")])
+                    return
+                if fault == "malformed":
+                    self._send(200, "text/html", fake.malformed)
+                    return
+                self._send(*answer(parts.path, params))
+
+            def _send(self, status, kind, body, extra=()):
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                for name, value in extra:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def handle(self):
+                try:
+                    super().handle()
+                except ConnectionError:
+                    pass
+
+            def log_message(self, *_args):
+                pass
+
+        self.server = ThreadingHTTPServer((host, 0), Handler)
+        self.server.daemon_threads = True
+        self.base = f"http://{host}:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def fail(self, *faults: str) -> None:
+        with self._lock:
+            self.faults.extend(faults)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,158 @@
+"""A fake OpenAlex API on 127.0.0.1, in its JSON: /works with the filters the follows
+send (authorships.author.id, cites, doi, from_publication_date; values joined by |),
+cursor paging (cursor=*, then meta.next_cursor, null at the end; per-page), select;
+/authors?search=NAME and /authors/A...; ids as https://openalex.org/... URLs, DOIs as
+https://doi.org/... URLs, abstracts as inverted indexes. `mailtos` lists the mailto
+parameters received."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+
+from adapters.bench.fake_http import Answer, FakeServer
+
+OPENALEX = "https://openalex.org/"
+
+
+@dataclass
+class FakeAuthor:
+    id: str  # A5023888391
+    name: str
+    institution: str = ""
+    works_count: int = 10
+
+    def json(self) -> dict:
+        places = [{"id": f"{OPENALEX}I1", "display_name": self.institution}] if self.institution else []
+        return {"id": OPENALEX + self.id, "display_name": self.name, "works_count": self.works_count,
+                "cited_by_count": 100, "last_known_institutions": places, "orcid": None}
+
+
+@dataclass
+class FakeWork:
+    id: str  # W2741809807
+    title: str
+    abstract: str = ""
+    published: str = "2026-11-25"
+    authors: list[FakeAuthor] = field(default_factory=list)
+    doi: str | None = None  # 10.1000/x (an arXiv paper: 10.48550/arxiv.ID)
+    arxiv: str | None = None  # an arXiv location: 2611.01234
+    cites: list[str] = field(default_factory=list)  # W ids
+
+    def json(self) -> dict:
+        locations = [{"is_oa": True, "landing_page_url": f"https://arxiv.org/abs/{self.arxiv}",
+                      "pdf_url": f"https://arxiv.org/pdf/{self.arxiv}",
+                      "source": {"display_name": "arXiv (Cornell University)"}}] if self.arxiv else []
+        return {
+            "id": OPENALEX + self.id,
+            "doi": f"https://doi.org/{self.doi}" if self.doi else None,
+            "title": self.title,
+            "display_name": self.title,
+            "publication_year": int(self.published[:4]),
+            "publication_date": self.published,
+            "ids": {"openalex": OPENALEX + self.id, **({"doi": f"https://doi.org/{self.doi}"} if self.doi else {})},
+            "type": "article",
+            "authorships": [{"author_position": "first" if i == 0 else "middle",
+                             "author": {"id": OPENALEX + a.id, "display_name": a.name, "orcid": None},
+                             "institutions": [], "raw_author_name": a.name} for i, a in enumerate(self.authors)],
+            "primary_location": locations[0] if locations else {"landing_page_url": None, "source": None},
+            "locations": locations,
+            "abstract_inverted_index": inverted(self.abstract) if self.abstract else None,
+            "referenced_works": [OPENALEX + w for w in self.cites],
+            "cited_by_count": 0,
+        }
+
+
+def inverted(text: str) -> dict[str, list[int]]:
+    index: dict[str, list[int]] = {}
+    for position, word in enumerate(text.split()):
+        index.setdefault(word, []).append(position)
+    return index
+
+
+class FakeOpenAlex(FakeServer):
+    def __init__(self, works: list[FakeWork] | None = None, authors: list[FakeAuthor] | None = None):
+        self.works = list(works or [])
+        self.authors = list(authors or [])
+        self.cursor_needs_key = False  # answer cursor paging with 401, as OpenAlex may without an API key
+        super().__init__(self.answer)
+
+    @property
+    def mailtos(self) -> list[str]:
+        return [params["mailto"][0] for _, params in self.requests if "mailto" in params]
+
+    def filters(self) -> list[str]:
+        return [params["filter"][0] for path, params in self.requests if path == "/works" and "filter" in params]
+
+    def answer(self, path: str, params: dict[str, list[str]]) -> Answer:
+        if path == "/works":
+            return self._works(params)
+        if path == "/authors":
+            words = params.get("search", [""])[0].lower().split()
+            found = [a for a in self.authors if all(w in a.name.lower() for w in words)]
+            found.sort(key=lambda a: -a.works_count)
+            per_page = int(params.get("per-page", ["25"])[0])
+            return _json({"meta": {"count": len(found), "page": 1, "per_page": per_page},
+                          "results": [a.json() for a in found[:per_page]], "group_by": []})
+        if path.startswith("/authors/"):
+            key = path.rsplit("/", 1)[1].upper()
+            author = next((a for a in self.authors if a.id == key), None)
+            if author is None:
+                return 404, "application/json", json.dumps({"error": "Not Found"}).encode()
+            return _json(author.json())
+        return 404, "application/json", b'{"error": "Not Found"}'
+
+    def _works(self, params: dict[str, list[str]]) -> Answer:
+        try:
+            found = [w for w in self.works if _matches(w, params.get("filter", [""])[0])]
+        except ValueError as problem:  # OpenAlex refuses a filter it does not know
+            return 403, "application/json", json.dumps({"error": str(problem)}).encode()
+        per_page = int(params.get("per-page", ["25"])[0])
+        if not 1 <= per_page <= 200:
+            return 400, "application/json", b'{"error": "per-page must be between 1 and 200"}'
+        cursor = params.get("cursor", [None])[0]
+        if cursor is not None and self.cursor_needs_key:
+            return 401, "application/json", b'{"error": "Cursor paging requires an API key"}'
+        page_number = int(params.get("page", ["1"])[0])
+        if cursor is None:  # basic paging
+            offset = (page_number - 1) * per_page
+        else:
+            offset = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode())
+        page = found[offset:offset + per_page]
+        more = cursor is not None and offset + per_page < len(found)
+        next_cursor = base64.urlsafe_b64encode(str(offset + per_page).encode()).decode() if more else None
+        rows = [w.json() for w in page]
+        if "select" in params:
+            keep = params["select"][0].split(",")
+            rows = [{k: row[k] for k in keep if k in row} for row in rows]
+        return _json({"meta": {"count": len(found), "db_response_time_ms": 3,
+                               "page": None if cursor is not None else page_number,
+                               "per_page": per_page, "next_cursor": next_cursor, "groups_count": None},
+                      "results": rows, "group_by": []})
+
+
+def _matches(work: FakeWork, filters: str) -> bool:
+    for part in filter(None, filters.split(",")):
+        key, _, value = part.partition(":")
+        options = value.split("|")
+        if key in ("authorships.author.id", "author.id"):
+            if not {a.id for a in work.authors} & {o.rsplit("/", 1)[-1].upper() for o in options}:
+                return False
+        elif key == "cites":
+            if not set(work.cites) & {o.rsplit("/", 1)[-1].upper() for o in options}:
+                return False
+        elif key == "doi":
+            wanted = {o.lower().removeprefix("https://doi.org/") for o in options}
+            if not work.doi or work.doi.lower() not in wanted:
+                return False
+        elif key == "from_publication_date":
+            if work.published < value:
+                return False
+        else:
+            raise ValueError(f"the fake does not know the filter {key!r}")
+    return True
+
+
+def _json(body) -> Answer:
+    return 200, "application/json", json.dumps(body).encode()

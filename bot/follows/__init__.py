@@ -1,0 +1,1 @@
+"""Feature: follows (arXiv categories, OpenAlex authors, citing papers), their daily ingest and fresh picks."""

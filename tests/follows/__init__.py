@@ -1,0 +1,1 @@
+"""Tests of the follows feature: commands, the daily ingest, fresh picks."""
