@@ -52,7 +52,7 @@ def first_word_in(*words: str) -> Callable[[str], bool]:
 
 # The sub-groups a form may put commands in, with their descriptions (Discord: one level
 # under /paper, 25 commands each). A command names one in `Command.group`.
-GROUPS = {"channel": "This channel's settings: schedule, topics, collections, reactions, archive"}
+GROUPS = {"channel": "This channel's settings: schedule, topics, follows, digest, reactions, archive"}
 # A form's values go into the line through `Command.written`: "{name}" is a param's value,
 # a "[...]" part is written only when one of its params is given.
 _WRITTEN_PART = re.compile(r"\[([^\]]*)\]|(\S+)")
