@@ -21,7 +21,9 @@ from bot.adding.fetching import FetchPool, MemberBusy, Stopped
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.fetch import FetchError
 from bot.daily.picks import Candidate
-from bot.feature import Feature
+from bot.cards.cards import matched_words
+from bot.cards.latex import readable
+from bot.feature import DigestSection, Feature
 from bot.follows.arxiv import categories
 from bot.follows.follows import FOLLOWS_MAX, Arrival, Follows, FollowExists, FollowView, TooManyFollows
 from bot.follows.ingest import Ingest
@@ -39,6 +41,7 @@ FRESH_MAX_DAYS = 30
 WEEK = timedelta(days=7)
 LOOKUP_SECONDS = 8.0  # a member waits this long at most for OpenAlex to name an author
 LOOKUP_WORKERS = 4  # author lookups under way at once in one process
+DIGEST_TOP = 5  # the week's arrivals a digest lists, best for the channel first
 _FRESH = re.compile(r"(\d{1,3})d")
 _CATEGORY = re.compile(r"[A-Za-z-]+(\.[A-Za-z-]+)?")
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
@@ -116,6 +119,34 @@ class FollowCommands(Feature):
         """The papers this channel's follows brought in [since, until), newest first, each
         with its follow and why (for the weekly digest)."""
         return self.follows.arrivals([channel_id], since, until)[channel_id]
+
+    def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
+        """The week's new papers from the follows, the best for the channel first (by its
+        topics, BM25 over those papers, when it has topics; else the newest), with their
+        numbers so members can `vote`, `nominate` or `add` them, and why each came."""
+        arrived = list({a.paper_id: a for a in reversed(self.arrivals(channel.id, since, until))}.values())[::-1]
+        engine = self.ingest.search.current()
+        arrived = [a for a in arrived if engine.title(a.paper_id) is not None]  # still in the library
+        if not arrived:
+            return None
+        tokenizer = self.ingest.search.tokenizer
+        topics = list(dict.fromkeys(tokenizer.tokens(" ".join(channel.topics))))
+        scores = engine.scores(topics, [a.paper_id for a in arrived]) if topics else {}
+        arrived.sort(key=lambda a: -scores.get(a.paper_id, 0.0))  # stable: ties stay newest first
+        top = arrived[:DIGEST_TOP]
+        papers = self.ingest.library.get_many(a.paper_id for a in top)
+        lines = [f"[{a.paper_id}] {readable(papers[a.paper_id].title)}: "
+                 f"{self._why(a, papers[a.paper_id], engine, topics)}" for a in top if a.paper_id in papers]
+        shown = f"the top {len(top)}" if len(top) < len(arrived) else "all"
+        return DigestSection(f"New from your follows ({counted(len(arrived), 'paper')}, {shown})", lines,
+                             papers=tuple(a.paper_id for a in top if a.paper_id in papers))
+
+    def _why(self, arrival: Arrival, paper, engine, topics: list[str]) -> str:
+        """The arrival's reason and the channel's topics it matches, as a fresh pick says it."""
+        on_topic = [t for t in topics if engine.scores([t], [paper.id]).get(paper.id)]
+        words = matched_words(f"{paper.title} {paper.abstract}", on_topic, self.ingest.search.tokenizer)
+        matches = f", matches your topics: {', '.join(words)}" if words else ""
+        return f"{arrival.reason[:1].upper()}{arrival.reason[1:]}{matches}"
 
     def fresh_candidates(self, channels: list[ChannelSettings], now: datetime) -> dict[int, list[Candidate]]:
         """For the paper of the day: per channel with fresh picks on, what its follows

@@ -120,3 +120,28 @@ def test_a_channel_without_topics_gets_the_newest_arrival(services, fake_arxiv, 
     [post] = posts.replies
     assert post.cards[0].title == "Graph transformers at scale"  # submitted last, arrived together: newest first
     assert post.cards[0].reason == "New on arXiv 25 Nov in cs.LG."
+
+
+def test_the_weekly_digest_lists_the_follows_papers_best_for_the_channel_first(services, fake_arxiv, clock):
+    """The digest's "new from your follows": the week's arrivals ranked by the channel's
+    topics, with the numbers members type and why each came; a paper of the same week
+    the channel's topics do not match comes after those they do."""
+    corpus(services)
+    listing(fake_arxiv)
+    setup_channel(services)
+    services.core.tick(clock.now, Posts(), ["console"])  # the ingest brings 2611.10001 and 2611.10002
+    channel = services.channels.get(manager(services).channel)
+    section = services.feature("follows").digest(channel, clock.now - timedelta(days=7), clock.now + timedelta(hours=1))
+    robust = services.library.find("arXiv:2611.10001").id
+    graphs = services.library.find("arXiv:2611.10002").id
+    assert section.papers == (robust, graphs)  # graphs is newer, but robustness matches the topics
+    assert section.title == "New from your follows (2 papers, all)"
+    assert section.lines[0] == (f"[{robust}] Certified robustness for diffusion models: New on arXiv 25 Nov in "
+                                "cs.LG, matches your topics: diffusion, robustness")
+    assert section.lines[1].startswith(f"[{graphs}] Graph transformers at scale: New on arXiv 25 Nov in cs.LG")
+    before = services.feature("follows").digest(channel, clock.now - timedelta(days=14),
+                                                  clock.now - timedelta(days=7))
+    assert before is None  # nothing arrived that week: no section
+    clock.now += timedelta(hours=1)
+    preview = manager(services).send("digest preview")  # the digest itself asks the follows
+    assert [s.title for s in preview.sections if s.title.startswith("New from your follows")] == [section.title]
