@@ -133,7 +133,7 @@ def outgoing(reply: Reply) -> list[Outgoing]:
     parts = [section_embed(s) for s in reply.sections[:EMBEDS_MAX]]
     # The last message holds the sections and as many of the last cards as fit beside them.
     split = len(reply.cards) - min(EMBEDS_MAX - len(parts), len(reply.cards))
-    groups = [reply.cards[i:i + EMBEDS_MAX] for i in range(0, split, EMBEDS_MAX)] + [reply.cards[split:]]
+    groups = [reply.cards[i:min(i + EMBEDS_MAX, split)] for i in range(0, split, EMBEDS_MAX)] + [reply.cards[split:]]
     # More cards than one message holds: the first ones go in messages of their own.
     messages[-1:-1] = [Outgoing(embeds=embeds(group, compact)) for group in groups[:-1]]
     messages[-1].embeds = [e.embed() for e in fit(parts + [card_embed(c, compact) for c in groups[-1]])]
