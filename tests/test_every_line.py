@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -15,6 +16,8 @@ from hypothesis import strategies as st
 from sqlalchemy import event, select
 
 from bot.app import build_services
+from bot.corpus import fetch
+from bot.follows import clients as follow_clients
 from bot.core import NOT_OUR_BUTTON, OUR_FAULT
 from bot.grammar import clean_line, split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
@@ -222,6 +225,10 @@ def services(seeded_db_url, monkeypatch):
     monkeypatch.setenv("PAPERCLUB_ZOTERO_API_KEY", "FuzzKey0123456789")  # so `zotero link` asks (nowhere)
     monkeypatch.setenv("PAPERCLUB_SECRET_KEY", "fuzz-secret-" + "x" * 32)  # so `zotero key` is checked too
     monkeypatch.delenv("PAPERCLUB_FETCH_ALLOW_PRIVATE", raising=False)
+    # Nowhere answers at once: no spacing between requests to it and no retry of the author
+    # lookup (a member's `follow author` would otherwise wait ~5 s on each, a minute a part).
+    monkeypatch.setattr(fetch.DEFAULT_LIMITER, "interval", 0.0)
+    monkeypatch.setattr(follow_clients, "LOOKUP_POLICY", replace(follow_clients.LOOKUP_POLICY, max_attempts=1))
     built = build_services(seeded_db_url, clock=clock)
     for channel in CHANNELS:  # first contact happened: a refusal must not even create a row
         built.channels.get(ChannelRef("console", "local", channel))
