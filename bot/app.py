@@ -47,6 +47,7 @@ from bot.votes.polls import Polls
 from bot.votes.reactions import Reactions
 from bot.votes.votes import Votes
 from bot.zotero.commands import ZoteroCommands
+from bot.zotero.imports import ZoteroFeed
 from bot.zotero.sync import ZoteroConfig
 from store import Database, resolve_database_url
 
@@ -64,6 +65,7 @@ class Services:
     features: Features
     core: PaperClub
     seen: SeenRequests  # requests a platform may deliver twice, acted on once
+    feed_sources: tuple = ()  # feeds that are not pages (bot.corpus.feeds.FeedSource): zotero:
 
     def feature(self, name: str):
         """One feature by its name ("adding", "meetings"): tests and tools reach in here."""
@@ -135,4 +137,5 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
         ZoteroCommands.build(db, channels, zotero, clock),
     ])
     core = PaperClub(features, channels, clock)
-    return Services(db, library, search, channels, daily, votes, polls, meetings, features, core, SeenRequests(db))
+    return Services(db, library, search, channels, daily, votes, polls, meetings, features, core, SeenRequests(db),
+                    feed_sources=(ZoteroFeed(zotero),))

@@ -42,7 +42,7 @@ def _unknown(feeds: Feeds, collection: str) -> int:
 
 def cmd_feed_add(args: argparse.Namespace) -> int:
     services = _services(args)
-    feeds = Feeds(services.db)
+    feeds = Feeds(services.db, services.feed_sources)
     existed = feeds.get(args.collection) is not None
     try:
         feed = feeds.add(args.collection, args.url, args.cron, args.format)
@@ -66,7 +66,7 @@ def cmd_feed_add(args: argparse.Namespace) -> int:
 
 def cmd_feed_list(args: argparse.Namespace) -> int:
     services = _services(args)
-    rows = Feeds(services.db).list()
+    rows = Feeds(services.db, services.feed_sources).list()
     if args.json:
         for feed in rows:
             print(json.dumps({
@@ -92,7 +92,7 @@ def cmd_feed_list(args: argparse.Namespace) -> int:
 
 def cmd_feed_remove(args: argparse.Namespace) -> int:
     services = _services(args)
-    feeds = Feeds(services.db)
+    feeds = Feeds(services.db, services.feed_sources)
     if not feeds.remove(args.collection):
         return _unknown(feeds, args.collection)
     print(f"feed {args.collection} removed (its papers stay in the collection)")
@@ -101,7 +101,7 @@ def cmd_feed_remove(args: argparse.Namespace) -> int:
 
 def cmd_feed_refresh(args: argparse.Namespace) -> int:
     services = _services(args)
-    feeds = Feeds(services.db)
+    feeds = Feeds(services.db, services.feed_sources)
     if args.collection:
         feed = feeds.get(args.collection)
         if feed is None:

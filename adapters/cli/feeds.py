@@ -39,7 +39,8 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     q.add_argument("collection", metavar="COLLECTION", help="collection the papers go into")
-    q.add_argument("url", metavar="URL", help="http(s) feed URL; arXiv API queries are paged politely")
+    q.add_argument("url", metavar="URL", help="http(s) feed URL (arXiv API queries are paged politely), or "
+                   "zotero:GROUP[/COLLECTION]: a Zotero group's collection (key: $PAPERCLUB_ZOTERO_API_KEY)")
     q.add_argument(
         "--cron", required=True,
         help='when to refresh: a five-field crontab in UTC (minute hour day month weekday), e.g. "0 6 * * *"',

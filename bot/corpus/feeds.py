@@ -20,11 +20,11 @@ from __future__ import annotations
 import logging
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qsl, urlsplit
 
 from apscheduler.triggers.cron import CronTrigger
@@ -32,6 +32,7 @@ from sqlalchemy import delete, select, update
 
 from bot.corpus.fetch import FeedError, Fetcher, FetchError, FetchPolicy, is_arxiv_query
 from bot.corpus.formats import EXAMPLE_FEED_URL as EXAMPLE_URL
+from bot.corpus.importing import ImportSummary
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import COLLECTION_MAX, CorpusFormatError
 from store import Database
@@ -149,17 +150,38 @@ def check_format(fmt: str | None) -> str | None:
 # --- the feeds table ---------------------------------------------------------------------
 
 
+class FeedSource(Protocol):
+    """A feed that is not a page to fetch (`zotero:GROUP/COLLECTION`): a feature above the
+    corpus offers it (bot.app lists them), and a feed whose URL starts with its prefix is
+    checked and imported by it instead of fetched."""
+
+    prefix: str  # "zotero:"
+
+    def check(self, url: str) -> str:
+        """The URL as stored; FeedError saying what to give otherwise."""
+
+    def run(self, library: Any, url: str, collection: str) -> ImportSummary:
+        """Import what the feed holds into `collection`; FeedError when it cannot."""
+
+
+def source_for(sources: Sequence[FeedSource], url: str) -> FeedSource | None:
+    return next((s for s in sources if url.strip().lower().startswith(s.prefix)), None)
+
+
 @dataclass(eq=False)  # a service: compared and hashed by identity, as before
 class Feeds:
-    """The feeds, one per collection. Rows come back detached, with every column loaded."""
+    """The feeds, one per collection. Rows come back detached, with every column loaded.
+    `sources`: the feeds that are not pages (FeedSource), whose URLs `add` accepts too."""
 
     db: Database
+    sources: Sequence[FeedSource] = ()
 
     def add(self, collection: str, url: str, cron: str, fmt: str | None = None) -> Feed:
         """Add a feed, or change the URL, cron and format of the collection's feed (which
         is enabled again); its history (created_at, last run) is kept."""
         collection = check_collection(collection)
-        url = check_url(url)
+        source = source_for(self.sources, url or "")
+        url = source.check(url.strip()) if source else check_url(url)
         cron = " ".join(cron.split()) if cron else ""
         cron_trigger(cron)
         fmt = check_format(fmt)
@@ -251,14 +273,19 @@ def refresh(
     Never raises: every problem becomes a "failed" result, logged and recorded."""
     collection = feed if isinstance(feed, str) else feed.collection
     result = RefreshResult(collection, "failed", "", clock())
-    feeds = Feeds(services.db)
+    sources = getattr(services, "feed_sources", ())
+    feeds = Feeds(services.db, sources)
     try:
         row = feeds.get(collection) if isinstance(feed, str) else feed
         if row is None:
             result.message = f"no feed for collection {collection!r}"
             log.error("feed %s: %s", collection, result.message)
             return result
-        _import_pages(services.library, row, fetcher or Fetcher(FetchPolicy.from_env()), result)
+        source = source_for(sources, row.url)
+        if source is not None:
+            _import_source(services.library, source, row, result)
+        else:
+            _import_pages(services.library, row, fetcher or Fetcher(FetchPolicy.from_env()), result)
     except (FetchError, FeedError) as problem:
         result.message = str(problem)
     except Exception as problem:  # a scheduled job must never raise
@@ -321,6 +348,15 @@ def _import_pages(library: Any, feed: Feed, fetcher: Fetcher, result: RefreshRes
     else:
         result.status = "ok"
         result.message = counts
+
+
+def _import_source(library: Any, source: FeedSource, feed: Feed, result: RefreshResult) -> None:
+    summary = source.run(library, feed.url, feed.collection)
+    result.entries, result.added = summary.total, summary.added
+    result.updated, result.unchanged = summary.updated, summary.unchanged
+    result.status = "ok"
+    result.message = (f"{summary.total} entries: {summary.added} added, {summary.updated} updated, "
+                      f"{summary.unchanged} unchanged")
 
 
 def _slug(name: str) -> str:

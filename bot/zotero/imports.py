@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from bot.corpus.feeds import FeedError
 from bot.corpus.importing import ImportSummary
 from bot.corpus.library import Library
 from bot.zotero.api import ZoteroError
@@ -59,3 +60,25 @@ def _collection(api, group_id: int, asked: str) -> tuple[str, str]:
             return match[0]
     names = ", ".join(sorted(n for _, n in collections)[:10]) or "none"
     raise ZoteroImportProblem(f"group {group_id} has no collection {asked!r} (its collections: {names})")
+
+
+class ZoteroFeed:
+    """`paperclub feed add COLLECTION zotero:GROUP/COLLECTION --cron ...`: the group's
+    collection imported again on a schedule (bot.corpus.feeds.FeedSource), as the import
+    does it once."""
+
+    prefix = PREFIX
+
+    def __init__(self, config: ZoteroConfig):
+        self.config = config
+
+    def check(self, url: str) -> str:
+        if not is_zotero_reference(url):
+            raise FeedError(f"url {url!r}: give zotero:GROUP or zotero:GROUP/COLLECTION (a name or a key)")
+        return url.strip()
+
+    def run(self, library: Library, url: str, collection: str) -> ImportSummary:
+        try:
+            return import_collection(library, self.config, url, collection)
+        except ZoteroImportProblem as problem:
+            raise FeedError(f"{url}: {problem}") from None

@@ -68,3 +68,33 @@ def test_an_import_from_a_wrong_group_says_so_and_imports_nothing(db, database_u
     assert main(["--database-url", database_url, "import", "zotero:4242"]) == 1
     assert "set PAPERCLUB_ZOTERO_API_KEY" in capsys.readouterr().err
     assert scene.services.library.count() == before
+
+
+def test_a_group_collection_as_a_feed_is_imported_when_it_refreshes(db, database_url, tmp_path, zotero, monkeypatch,
+                                                                    capsys):
+    """`feed add COLLECTION zotero:GROUP/COLLECTION`: the scheduler (here `feed refresh`)
+    imports the group's collection again, with the import's identity rules; a reference
+    that is not zotero:GROUP[/COLLECTION] is refused and stores no feed."""
+    environment(monkeypatch, zotero, env_key=KEY)
+    scene = build(database_url, tmp_path, zotero)
+    before = scene.services.library.count()
+    zotero.add_item(GROUP, {"itemType": "journalArticle", "title": "Pangolins", "DOI": "10.5555/PANGOLIN",
+                            "collections": [COLLECTION]})
+    zotero.add_item(GROUP, {"itemType": "journalArticle", "title": "Okapis in the wild", "date": "2023",
+                            "collections": [COLLECTION]})
+    scene.services.db.dispose()
+    cli = ["--database-url", database_url, "feed"]
+    assert main([*cli, "add", "group-reads", "zotero:nope", "--cron", "0 6 * * *"]) == 2
+    assert "give zotero:GROUP or zotero:GROUP/COLLECTION" in capsys.readouterr().err
+    assert main([*cli, "add", "group-reads", "zotero:4242/Reading group", "--cron", "0 6 * * *"]) == 0
+    assert main([*cli, "refresh", "group-reads"]) == 0, capsys.readouterr().err
+    assert "2 entries: 1 added, 1 updated" in capsys.readouterr().out
+    library = scene.services.library
+    assert library.count() == before + 1  # Pangolins was known: merged
+    assert "group-reads" in library.find("10.5555/pangolin").collections
+    zotero.add_item(GROUP, {"itemType": "journalArticle", "title": "Quokkas", "collections": [COLLECTION]})
+    assert main([*cli, "refresh", "group-reads"]) == 0
+    assert library.count() == before + 2  # the next run brings what the group added since
+    monkeypatch.delenv("PAPERCLUB_ZOTERO_API_KEY")
+    assert main([*cli, "refresh", "group-reads"]) == 1
+    assert "group-reads: failed: zotero:4242/Reading group: set PAPERCLUB_ZOTERO_API_KEY" in capsys.readouterr().out
