@@ -144,6 +144,7 @@ class ChatFetcher:
             connection.request("GET", path, headers={
                 "User-Agent": self.agent, "Accept": accept, "Accept-Encoding": "identity",
             })
+            self.cutoffs.connected(connection)
             # A connect that ended with the deadline left no socket for the watchdog to cut.
             connection.sock.settimeout(_left(deadline, url))
             response = connection.getresponse()
@@ -272,13 +273,15 @@ class Cutoffs:
     A socket timeout bounds one read; a server that sends a byte every 0.2 s passes
     every such check while holding the reader for as long as it likes. Shutting the
     socket down wakes a read blocked in any thread at once. `cut_all` ends every
-    request in flight (the process is stopping). The thread runs only while there are
-    requests to watch."""
+    request in flight (the process is stopping), and every one that connects after it:
+    a fetch that was connecting while the process stopped would otherwise hold the exit
+    until its deadline. The thread runs only while there are requests to watch."""
 
     def __init__(self):
         self._changed = threading.Condition()
         self._watched: dict[int, tuple[float, http.client.HTTPConnection]] = {}
         self._thread: threading.Thread | None = None
+        self._stopped = False
 
     def watch(self, connection: http.client.HTTPConnection, deadline: float) -> None:
         with self._changed:
@@ -288,6 +291,14 @@ class Cutoffs:
                 self._thread.start()
             self._changed.notify()
 
+    def connected(self, connection: http.client.HTTPConnection) -> None:
+        """A watched connection has its socket now: cut it at once when `cut_all` came
+        while it was connecting (it had no socket to shut down then)."""
+        with self._changed:
+            stopped = self._stopped
+        if stopped:
+            _cut(connection)
+
     def forget(self, connection: http.client.HTTPConnection) -> None:
         with self._changed:
             self._watched.pop(id(connection), None)
@@ -295,6 +306,7 @@ class Cutoffs:
 
     def cut_all(self) -> None:
         with self._changed:
+            self._stopped = True
             watched = [connection for _, connection in self._watched.values()]
         for connection in watched:
             _cut(connection)

@@ -4,12 +4,14 @@ member, failed fetches counted, bad link syntax and page charsets (issue 28, fin
 
 from __future__ import annotations
 
+import http.client
 import threading
 import time
+from urllib.parse import urlsplit
 
 import pytest
 
-from bot.adding.web import ChatFetchPolicy, link_problem
+from bot.adding.web import ChatFetchPolicy, Cutoffs, link_problem
 from tests.adding.conftest import closed_port, counts, providers_for, say, stored
 from tests.adding.slow_pages import SlowPages
 
@@ -118,3 +120,22 @@ def test_a_latin1_page_declaring_its_charset_in_html_is_read_right(budgeted, fak
 ])
 def test_which_links_can_be_read(link, readable):
     assert (link_problem(link) is None) == readable, link_problem(link)
+
+
+def test_a_fetch_still_connecting_when_the_process_stops_is_cut_once_connected(slow):
+    """SIGTERM's cut_all came while this fetch had no socket yet (between its watch and
+    its connect): it is cut as soon as it connects, not left to hold the exit until its
+    deadline."""
+    cutoffs = Cutoffs()
+    parts = urlsplit(slow.url("silent", 7))
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    cutoffs.watch(connection, time.monotonic() + 30)
+    cutoffs.cut_all()  # the process stops: nothing to shut down yet
+    connection.request("GET", parts.path)
+    cutoffs.connected(connection)
+    started = time.monotonic()
+    with pytest.raises((http.client.HTTPException, OSError)):
+        connection.getresponse()  # the silent page would hold it for 30 s
+    assert time.monotonic() - started < 2
+    cutoffs.forget(connection)
+    connection.close()
