@@ -91,11 +91,13 @@ def postgres_admin():
 
 
 @contextmanager
-def scratch_postgres(admin) -> Iterator[str]:
-    """The URL of a new, empty PostgreSQL database, dropped when the block ends."""
+def scratch_postgres(admin, template: str | None = None) -> Iterator[str]:
+    """The URL of a new PostgreSQL database, dropped when the block ends: empty, or a copy
+    of `template` (a database nobody is connected to)."""
     name = f"paperclub_test_{uuid.uuid4().hex[:12]}"
+    copy = f' TEMPLATE "{template}"' if template else ""
     with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
+        connection.execute(text(f'CREATE DATABASE "{name}"{copy}'))
     try:
         yield make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
     finally:
@@ -109,11 +111,28 @@ def postgres_url(postgres_admin) -> Iterator[str]:
         yield url
 
 
+@pytest.fixture(scope="session")
+def migrated_postgres(postgres_admin) -> Iterator[str]:
+    """The name of a PostgreSQL database at the schema's head, built once per worker."""
+    with scratch_postgres(postgres_admin) as url:
+        database = Database(url)
+        database.upgrade()
+        database.dispose()  # a template has no one connected
+        yield make_url(url).database
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request, tmp_path) -> str:
+def database_url(request, tmp_path) -> Iterator[str]:
+    """An empty database; on PostgreSQL, for a test that also takes `db` (which upgrades
+    it), a copy of the migrated one instead: the same schema without running every
+    migration again (`db`'s upgrade finds it at head)."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'paperclub.db'}"
-    return request.getfixturevalue("postgres_url")
+        yield f"sqlite:///{tmp_path / 'paperclub.db'}"
+        return
+    admin = request.getfixturevalue("postgres_admin")
+    template = request.getfixturevalue("migrated_postgres") if "db" in request.fixturenames else None
+    with scratch_postgres(admin, template=template) as url:
+        yield url
 
 
 @pytest.fixture
@@ -157,17 +176,28 @@ def seeded_copy(seeded_sqlite, tmp_path) -> str:
     return f"sqlite:///{target}"
 
 
+@pytest.fixture(scope="session")
+def seeded_postgres(postgres_admin) -> Iterator[str]:
+    """The name of a PostgreSQL database with the seeds imported, built once per worker:
+    each test's seeded database is a copy of it (CREATE DATABASE ... TEMPLATE), not a
+    migration and an import of its own (a second each)."""
+    with scratch_postgres(postgres_admin) as url:
+        database = Database(url)
+        database.upgrade()
+        import_seeds(Library(database))
+        database.dispose()  # a template has no one connected
+        yield make_url(url).database
+
+
 @pytest.fixture
-def seeded_db_url(request, seeded_sqlite, tmp_path) -> str:
-    """A writable seeded database: the SQLite copy, or PostgreSQL with the seeds imported."""
+def seeded_db_url(request, seeded_sqlite, tmp_path) -> Iterator[str]:
+    """A writable seeded database: the SQLite copy, or a copy of the seeded PostgreSQL one."""
     if getattr(request, "param", "sqlite") == "sqlite":
-        return request.getfixturevalue("seeded_copy")
-    url = request.getfixturevalue("postgres_url")
-    database = Database(url)
-    database.upgrade()
-    import_seeds(Library(database))
-    database.dispose()
-    return url
+        yield request.getfixturevalue("seeded_copy")
+        return
+    admin = request.getfixturevalue("postgres_admin")
+    with scratch_postgres(admin, template=request.getfixturevalue("seeded_postgres")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
