@@ -52,17 +52,20 @@ def warm() -> None:
     _warmed = True
     docs = pack(np.array([0, 1], dtype=np.int64))
     indptr, cols = frozen(np.array([0, 2], dtype=np.int64)), frozen(docs)
-    values = frozen(np.array([1, 2], dtype=np.uint8))
     heads = (frozen(np.zeros(0, dtype=np.int64)), frozen(np.zeros(0, dtype=np.int32)))
     terms, weights = np.array([0], dtype=np.int64), np.array([1.0])
     norm, norm32 = np.ones(2), np.ones(2, dtype=np.float32)
-    found = contenders(1, terms, weights, weights, 1, 0.5, 1e-4, indptr, cols, values, heads,
-                       np.zeros(0, dtype=np.bool_), 2.5, norm, norm32,
-                       np.zeros(2, dtype=np.float32))
-    ranked(1, found, terms, weights, terms, indptr, cols, values, 2.5, norm)
-    terms_of(0, indptr, cols, values)
+    # Term frequencies take one byte in abstracts, more where a paper repeats a word past
+    # 255 times (bm25._smallest_unsigned): each width is its own compiled loop.
+    for width in (np.uint8, np.uint16, np.uint32):
+        values = frozen(np.array([1, 2], dtype=width))
+        found = contenders(1, terms, weights, weights, 1, 0.5, 1e-4, indptr, cols, values, heads,
+                           np.zeros(0, dtype=np.bool_), 2.5, norm, norm32,
+                           np.zeros(2, dtype=np.float32))
+        ranked(1, found, terms, weights, terms, indptr, cols, values, 2.5, norm)
+        terms_of(0, indptr, cols, values)
+        highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)
     live_doc_freq(indptr, cols, np.ones(2, dtype=np.bool_))
-    highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)
     for width in (np.uint8, np.uint16, np.uint32):  # title term ids: as many bytes as needed
         shared_counts(indptr, frozen(np.zeros(2, dtype=width)), np.zeros(1, dtype=np.int64),
                       np.zeros(1, dtype=width))
