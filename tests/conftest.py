@@ -47,6 +47,12 @@ def pytest_xdist_auto_num_workers(config):
     return (os.cpu_count() or 1) + 1
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `waits` first: collected last (tests/test_outage.py), a 30-second
+    outage ran alone at the end of the run while the other workers had finished."""
+    items.sort(key=lambda item: item.get_closest_marker("waits") is None)  # stable: the rest keep their order
+
+
 def pytest_configure(config):
     """With workers (pytest-xdist), compile the search's loops here, once, before they
     start: numba caches them beside the code, and a fresh checkout has no cache yet, so

@@ -62,6 +62,7 @@ def _schedule_a_slack_channel_due_now(url: str) -> None:
 
 
 @pytest.mark.postgres
+@pytest.mark.waits
 @pytest.mark.parametrize("seeded_db_url", ["postgresql"], indirect=True)
 def test_a_30_second_database_outage_gets_try_again_and_the_bot_recovers_by_itself(
     seeded_db_url, postgres_admin, tmp_path
