@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from sqlalchemy import event, select
 
 from bot.app import build_services
+from bot.core import NOT_OUR_BUTTON, OUR_FAULT
 from bot.corpus import fetch
 from bot.follows import clients as follow_clients
-from bot.core import NOT_OUR_BUTTON, OUR_FAULT
 from bot.grammar import clean_line, split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
 from store.models import (
@@ -39,6 +39,7 @@ from store.models import (
     Presenter,
     QueueItem,
 )
+from tests.clock import Clock
 
 UTC = timezone.utc
 START = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
@@ -51,14 +52,6 @@ INTERNALS = ("Traceback (most recent call last)", "[SQL:", "sqlalchemy.", "psyco
              'File "', "OperationalError", "IntegrityError", "DataError", "/work/", "/tmp/")
 STATE = (Channel, Post, Claim, PostVote, Nomination, Poll, PollOption, PollVote, QueueItem,
          MeetingPlan, MeetingSkip, Presenter, Meeting, PaperNote, DigestPlan, Digest)
-
-
-class Clock:
-    def __init__(self):
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def state(db, models=STATE, previous: dict | None = None) -> dict:
@@ -218,7 +211,7 @@ def closed_port() -> int:
 
 @pytest.fixture
 def services(seeded_db_url, monkeypatch):
-    clock = Clock()
+    clock = Clock(START)
     nowhere = f"http://127.0.0.1:{closed_port()}"
     for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO", "OPENALEX"):  # `add`, `zotero link`, `follow` fetch from nowhere
         monkeypatch.setenv(f"PAPERCLUB_{name}_API_URL", nowhere)

@@ -10,19 +10,12 @@ from pathlib import Path
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
 from bot.messages import ChannelRef, DeliveryRefused, Reply
+from tests.clock import Clock
 from tests.conftest import SEED_FILES
 
 UTC = timezone.utc
 MONDAY = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)  # 09:00 in Berlin
 NEXT_MONDAY = MONDAY + timedelta(days=7)
-
-
-class Clock:
-    def __init__(self, now: datetime = MONDAY):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 class Delivery:

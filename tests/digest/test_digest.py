@@ -14,10 +14,10 @@ from adapters.console import ConsoleDelivery
 from bot.digest.weekly import WeeklySlot, parse_slot
 from bot.channels.schedule import ScheduleError
 from store.models import Digest, DigestPlan
+from tests.clock import Clock
 from tests.digest.scene import (
     MONDAY,
     NEXT_MONDAY,
-    Clock,
     Delivery,
     busy_week,
     manager,
@@ -28,7 +28,7 @@ from tests.digest.scene import (
 
 @pytest.fixture
 def scene(database_url, tmp_path):
-    clock = Clock()
+    clock = Clock(MONDAY)
     built = services(database_url, clock, tmp_path)
     yield built, clock
     built.db.dispose()
@@ -202,7 +202,7 @@ def test_the_preview_is_private_and_posts_and_claims_nothing(scene):
 def test_three_schedulers_post_once_per_week_per_channel(database_url, tmp_path, schedulers):
     """Three processes' worth of services on one database, ticking the same minute at
     once (a barrier lines them up): each channel gets its digest exactly once."""
-    clock = Clock()
+    clock = Clock(MONDAY)
     first = services(database_url, clock, tmp_path)
     names = ["a", "b", "c", "d", "e"]
     for name in names:

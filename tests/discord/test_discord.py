@@ -29,6 +29,7 @@ from bot.meetings.meetings import NOTE_CHARS
 from bot.messages import Action, ChannelRef, Incoming, Reply, UserRef
 from bot.votes.commands import POLL_OPTIONS_MAX
 from store.models import Post
+from tests.clock import Clock
 from tests.conftest import REPO
 from tests.fake_discord import (
     CHANNEL_ID,
@@ -48,14 +49,6 @@ NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)  # a Monday
 DISCORD_DOCS = REPO / "docs" / "discord.md"  # the manual's Discord page: set-up and invite
 
 
-class Clock:
-    def __init__(self, now: datetime = NOW):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 def leaves(group: app_commands.Group) -> dict[str, app_commands.Command]:
     """Every subcommand by name, those of nested groups (/paper channel schedule) too."""
     found: dict[str, app_commands.Command] = {}
@@ -68,7 +61,7 @@ class Harness:
     """One bot process: services on the database, a client, and the fake guild."""
 
     def __init__(self, url: str, world: FakeDiscord | None = None, clock: Clock | None = None):
-        self.clock = clock or Clock()
+        self.clock = clock or Clock(NOW)
         self.services = build_services(url, clock=self.clock)
         self.world = world or FakeDiscord()
         if CHANNEL_ID not in self.world.channels:
@@ -410,7 +403,7 @@ def test_always_private_commands_are_deferred_privately_and_answered_in_place(se
 def test_the_core_answers_the_private_commands_privately(seeded_copy):
     """The grammar's `private` commands are the adapter's guess, before the core runs, of what the core
     answers privately: a public answer deferred privately would reach one member only."""
-    services = build_services(seeded_copy, clock=Clock())
+    services = build_services(seeded_copy, clock=Clock(NOW))
     channel = ChannelRef("discord", "1", "2")
     manager = UserRef("discord", "9", is_manager=True)
     assert services.core.handle(Incoming(channel, manager, "schedule 09:00 UTC daily")).ok

@@ -14,16 +14,9 @@ from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.corpus.fetch import Fetcher, FetchPolicy, HostLimiter
 from bot.follows.clients import FollowClients, FollowUrls
+from tests.clock import Clock
 
 CONTACT = "club@example.org"
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def quick_fetcher(timeout: float = 5.0, attempts: int = 3) -> Fetcher:

@@ -15,18 +15,11 @@ from bot.app import build_services
 from bot.meetings.commands import parse_length
 from bot.channels.schedule import ScheduleError
 from store.models import MEETING_PLACE_CHARS, MeetingPlan
+from tests.clock import Clock
 
 UTC = timezone.utc
 NOW = datetime(2026, 11, 30, 8, tzinfo=UTC)  # a Monday; the meetings below are on Thursdays
 CALL = "https://meet.example/abc"
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture

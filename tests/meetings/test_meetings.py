@@ -13,17 +13,10 @@ from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.meetings.meetings import member_id
 from store.models import MeetingPlan, MeetingSkip, PaperNote, Presenter
+from tests.clock import Clock
 
 UTC = timezone.utc
 START = datetime(2026, 11, 30, tzinfo=UTC)  # a Monday
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def session_for(services, user: str, manager: bool = False, channel: str = "club") -> ConsoleSession:

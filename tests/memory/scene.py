@@ -14,6 +14,7 @@ from sqlalchemy import select
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
 from store.models import Paper, Post
+from tests.clock import Clock
 
 UTC = timezone.utc
 PUBLIC_URL = "https://paperclub.example.org"
@@ -34,14 +35,6 @@ PAPERS = [
 NAMES = ["Zebrafish", "script", "Quokka", "Marmot", "Pangolin"]
 READING_NOTE = "the okapi ablation in section four is what we should replicate"
 THEORY_NOTE = "narwhal secret: the theory channel's private remark"
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @dataclass

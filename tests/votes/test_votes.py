@@ -16,17 +16,10 @@ from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, UserRef
 from store.models import Nomination, PaperExternalId, Poll, PollVote, PostVote, QueueItem
+from tests.clock import Clock
 
 UTC = timezone.utc
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
-
-
-class Clock:
-    def __init__(self, now: datetime = NOW):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def member(services, channel: str, user: str, manager: bool = False) -> ConsoleSession:
@@ -74,7 +67,7 @@ def _post_paper_in(services, channel: str, paper_id: int) -> int:
 
 
 def test_poll_from_nominations_then_picks_with_votes_tie_break_and_queue(seeded_copy):
-    clock = Clock()
+    clock = Clock(NOW)
     services = build_services(seeded_copy, clock=clock)
     boss, bob, cy = member(services, "p", "ann", True), member(services, "p", "bob"), member(services, "p", "cy")
     first = bob.send("nominate graph biconnectivity")
@@ -124,7 +117,7 @@ def test_poll_from_nominations_then_picks_with_votes_tie_break_and_queue(seeded_
 
 
 def test_the_tick_closes_a_poll_at_its_deadline_and_posts_the_result_in_its_thread(seeded_copy):
-    clock = Clock()
+    clock = Clock(NOW)
     services = build_services(seeded_copy, clock=clock)
     boss = member(services, "d", "ann", True)
     poll = boss.send("poll 3 2h")
@@ -335,7 +328,7 @@ def test_withdrawing_an_unposted_next_or_poll_uses_nothing_up(seeded_copy):
 
 
 def test_an_open_poll_is_shown_to_anyone_and_voted_by_its_option_alone(seeded_copy):
-    services = build_services(seeded_copy, clock=Clock())
+    services = build_services(seeded_copy, clock=Clock(NOW))
     boss, bob = member(services, "q", "ann", True), member(services, "q", "bob")
     assert not bob.send("vote 1").ok  # no poll open: says how to vote on a paper instead
     nothing = bob.send("poll")

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
 from store.models import Addition, Paper, Post, QueueItem
+from tests.clock import Clock
 from tests.zotero.fake_zotero import FakeZotero
 
 UTC = timezone.utc
@@ -34,14 +35,6 @@ PAPERS = [
     {"title": "Okapi Never Touched", "authors": ["Nobody"], "abstract": "Not posted anywhere.", "year": 2019},
 ]
 NAMES = ["Sparse", "Marmot", "Pangolin", "Quokka", "Okapi"]
-
-
-class Clock:
-    def __init__(self, now: datetime):
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @dataclass
