@@ -9,13 +9,7 @@ from sqlalchemy import func, select
 
 from bot.zotero.keys import KeyBox
 from store.models import ZoteroLink
-from tests.zotero.scene import COLLECTION, GROUP, KEY, READ_ONLY_KEY, SECRET, build, environment, fake_zotero
-
-
-@pytest.fixture
-def zotero():
-    with fake_zotero() as fake:
-        yield fake
+from tests.zotero.scene import COLLECTION, GROUP, KEY, READ_ONLY_KEY, SECRET, build, environment
 
 
 @pytest.fixture

@@ -3,18 +3,11 @@ page by page, merged with the papers it holds already by DOI and arXiv id."""
 
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import func, select
 
 from adapters.cli.main import main
 from store.models import Paper
-from tests.zotero.scene import COLLECTION, GROUP, KEY, build, environment, fake_zotero
-
-
-@pytest.fixture
-def zotero():
-    with fake_zotero() as fake:
-        yield fake
+from tests.zotero.scene import COLLECTION, GROUP, KEY, build, environment
 
 
 def test_an_import_from_a_group_collection_merges_with_existing_papers(db, database_url, tmp_path, zotero,

@@ -12,13 +12,7 @@ from sqlalchemy import select
 
 from bot.zotero.links import ZoteroLinks
 from store.models import ZoteroItem, ZoteroLink
-from tests.zotero.scene import COLLECTION, GROUP, KEY, build, environment, fake_zotero, touch
-
-
-@pytest.fixture
-def zotero():
-    with fake_zotero() as fake:
-        yield fake
+from tests.zotero.scene import COLLECTION, GROUP, KEY, build, environment, touch
 
 
 @pytest.fixture
