@@ -49,7 +49,7 @@ from bot.votes.votes import Votes
 from bot.zotero.commands import ZoteroCommands
 from bot.zotero.imports import ZoteroFeed
 from bot.zotero.sync import ZoteroConfig
-from store import Database, resolve_database_url
+from store import Database, open_database, resolve_database_url
 
 
 @dataclass
@@ -92,9 +92,7 @@ def build_services(
 ) -> Services:
     """Every service on the database at `url` (or `db`, opened already)."""
     if db is None:
-        db = Database(url or resolve_database_url())
-        if ensure_schema:
-            db.ensure_schema()
+        db = open_database(url) if ensure_schema else Database(url or resolve_database_url())
     return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env(),
                  ZoteroConfig.from_env(), follow_clients or FollowClients.from_env())
 

@@ -171,3 +171,11 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def open_database(url: str | None = None) -> Database:
+    """The database at `url` (else the environment's), its schema checked: a SQLite file
+    upgraded on first use, a stale PostgreSQL one an error that says to upgrade it."""
+    db = Database(url or resolve_database_url())
+    db.ensure_schema()
+    return db

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.cli import search as search_cli
-from store import Database, resolve_database_url
+from store import Database, open_database, resolve_database_url
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -47,8 +47,7 @@ DEMO_STEPS = (
 
 def open_services(url: str | None = None, at: datetime | None = None) -> Services:
     """The services, with the clock fixed at `at` when the user travels in time."""
-    db = Database(url or resolve_database_url())
-    db.ensure_schema()
+    db = open_database(url)
     from bot.app import build_services, utc_now
 
     return build_services(db=db, clock=(lambda: at) if at else utc_now)

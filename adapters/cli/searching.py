@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from store import Database, resolve_database_url
+from store import open_database
 
 if TYPE_CHECKING:
     from bot.corpus.library import Library
@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 
 def open_search(url: str | None) -> tuple[Library, SearchService]:
     """The library and its search service, as bot.app wires them for the bot."""
-    db = Database(url or resolve_database_url())
-    db.ensure_schema()
+    db = open_database(url)
     from bot.corpus.library import Library
     from bot.search.service import SearchService
 
