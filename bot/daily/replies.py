@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 from bot.corpus.library import Library
@@ -50,9 +51,7 @@ class PostReplies:
         topic_terms = set(tokenizer.tokens(" ".join(channel.topics)))
         on_topic = [t for t in pick.matched if t in topic_terms]
         if pick.reason:  # offered by a candidate source: its reason, then the topics it matches
-            words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer) if on_topic else []
-            topics = f", matches your topics: {', '.join(words)}" if words else ""
-            return f"{pick.reason[:1].upper()}{pick.reason[1:]}{topics}."
+            return offered_reason(pick.reason, paper, on_topic, tokenizer) + "."
         parts = []
         if pick.resembles:
             liked = self.library.get_many(pick.resembles)
@@ -108,3 +107,11 @@ def nothing_left_reply() -> Reply:
 def _thread_name(title: str) -> str:
     # Discord allows 1..100 characters for a thread name.
     return title if len(title) <= 100 else title[:99] + "…"
+
+
+def offered_reason(reason: str, paper: Paper, on_topic: Sequence[str], tokenizer: Tokenizer) -> str:
+    """A candidate source's reason (a follow's: "new on arXiv 25 Nov in cs.LG"), then the
+    channel's topics the paper matches, as their words appear in it."""
+    words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer) if on_topic else []
+    topics = f", matches your topics: {', '.join(words)}" if words else ""
+    return f"{reason[:1].upper()}{reason[1:]}{topics}"

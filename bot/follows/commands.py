@@ -21,7 +21,7 @@ from bot.adding.fetching import FetchPool, MemberBusy, Stopped
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.fetch import FetchError
 from bot.daily.picks import Candidate
-from bot.cards.cards import matched_words
+from bot.daily.replies import offered_reason
 from bot.cards.latex import readable
 from bot.feature import DigestSection, Feature
 from bot.follows.arxiv import categories
@@ -144,9 +144,7 @@ class FollowCommands(Feature):
     def _why(self, arrival: Arrival, paper, engine, topics: list[str]) -> str:
         """The arrival's reason and the channel's topics it matches, as a fresh pick says it."""
         on_topic = [t for t in topics if engine.scores([t], [paper.id]).get(paper.id)]
-        words = matched_words(f"{paper.title} {paper.abstract}", on_topic, self.ingest.search.tokenizer)
-        matches = f", matches your topics: {', '.join(words)}" if words else ""
-        return f"{arrival.reason[:1].upper()}{arrival.reason[1:]}{matches}"
+        return offered_reason(arrival.reason, paper, on_topic, self.ingest.search.tokenizer)
 
     def fresh_candidates(self, channels: list[ChannelSettings], now: datetime) -> dict[int, list[Candidate]]:
         """For the paper of the day: per channel with fresh picks on, what its follows
