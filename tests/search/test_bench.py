@@ -43,7 +43,8 @@ def test_queries_are_titles_and_topic_phrases(pools):
 
 
 @pytest.mark.parametrize(
-    "text,size", [("10k", 10_000), ("1M", 1_000_000), ("2500", 2_500), ("0.5k", 500)]
+    "text,size",
+    [("10k", 10_000), ("1M", 1_000_000), ("2.6M", 2_600_000), ("2500", 2_500), ("0.5k", 500)],
 )
 def test_sizes(text, size):
     assert parse_size(text) == size
@@ -106,4 +107,8 @@ def test_whole_times_paperclub_import_and_the_bots_search_command(tmp_path):
     assert not ours.note, ours.note
     assert ours.import_s > 0 and ours.import_peak_mb > 20
     assert 0 < ours.command_p50_ms <= ours.command_p99_ms
-    assert "command p50 ms" in table([ours])
+    assert ours.command_peak_mb > 20  # the serving process's own peak
+    # A new process for each: start-up counts, and the day's papers are found afterwards.
+    assert ours.cold_search_s > 0.05 and ours.import_day_s > 0.05
+    assert "command p50 ms" in table([ours]) and "import 1k s" in table([ours])
+    assert size_label(2_600_000) == "2.6M"

@@ -54,6 +54,9 @@ class Measurement:
     import_peak_mb: float | None = None
     command_p50_ms: float | None = None
     command_p99_ms: float | None = None
+    command_peak_mb: float | None = None  # the bot's serving process, answering those
+    cold_search_s: float | None = None  # `paperclub search QUERY` as a new process (median)
+    import_day_s: float | None = None  # `paperclub import` of ADDED new papers, a process
     note: str = ""
 
 
@@ -164,7 +167,57 @@ def _measure_whole(
     )
     command = _in_child(_command_step, database, queries)
     measurement.command_p50_ms, measurement.command_p99_ms = command["p50_ms"], command["p99_ms"]
-    log(f"{label}: whole search command p50 {command['p50_ms']:.2f} ms, p99 {command['p99_ms']:.2f} ms")
+    measurement.command_peak_mb = command["peak_mb"]
+    log(
+        f"{label}: whole search command p50 {command['p50_ms']:.2f} ms, "
+        f"p99 {command['p99_ms']:.2f} ms, serving peak {command['peak_mb']:.0f} MB"
+    )
+    measurement.cold_search_s = _cold_search_s(database, queries)
+    log(f"{label}: `paperclub search` from a new process in {measurement.cold_search_s:.2f} s")
+    measurement.import_day_s = _import_day_s(measurement.size, directory, database, corpus)
+    log(f"{label}: `paperclub import` of {ADDED:,} new papers in {measurement.import_day_s:.2f} s")
+
+
+COLD_RUNS = 5
+
+
+def _paperclub(database: str, *command: str) -> tuple[float, str]:
+    """One `paperclub` process: its wall time and what it printed; an error if it failed."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "adapters.cli", "--database-url", database, *command],
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"paperclub {command[0]} failed: {done.stderr[-500:]}")
+    return seconds, done.stdout
+
+
+def _cold_search_s(database: str, queries: list[str]) -> float:
+    """The median wall time of `paperclub search QUERY` as a person runs it: a new
+    process each time (start-up, the index opened, cards from the database)."""
+    return float(np.median([_paperclub(database, "search", q)[0] for q in queries[:COLD_RUNS]]))
+
+
+def _import_day_s(size: int, directory: Path, database: str, corpus: CorpusChoice) -> float:
+    """A day of new papers into the imported library: `paperclub import` of ADDED papers
+    as one process, timed until it returns; then a search must find the last of them."""
+    from adapters.bench.search.realistic import write_jsonl
+
+    papers = list(corpus.papers_after(size, ADDED))
+    path = directory / "day.jsonl"
+    with open(path, "w", encoding="utf-8") as out:
+        write_jsonl(iter(papers), out)
+    seconds, _ = _paperclub(database, "import", "--collection", "bench", str(path))
+    # Its own abstract finds a paper first; the new papers have ids after the corpus's.
+    query = " ".join(papers[-1].text.partition("\n")[2].split()[:60])
+    _, printed = _paperclub(database, "search", "--json", "-k", "1", query)
+    hits = json.loads(printed)["hits"]
+    if not hits or hits[0]["paper_id"] <= size:
+        raise RuntimeError(f"{ADDED:,} papers imported, but a search does not find the last")
+    return seconds
 
 
 def _write_step(size: int, directory: Path, corpus: CorpusChoice) -> dict[str, Any]:
@@ -195,7 +248,7 @@ def _command_step(database: str, queries: list[str]) -> dict[str, Any]:
         if not reply.ok:
             raise RuntimeError(f"search {text!r}: {reply.text}")
     services.db.dispose()
-    return _percentiles(latencies[len(queries) :])
+    return {**_percentiles(latencies[len(queries) :]), "peak_mb": _peak_mb()}
 
 
 def _percentiles(latencies: list[float]) -> dict[str, float]:
@@ -302,6 +355,9 @@ COLUMNS = (
     ("import_peak_mb", "import peak MB", "{:.0f}"),
     ("command_p50_ms", "command p50 ms", "{:.2f}"),
     ("command_p99_ms", "command p99 ms", "{:.2f}"),
+    ("command_peak_mb", "command peak MB", "{:.0f}"),
+    ("cold_search_s", "cold search s", "{:.2f}"),
+    ("import_day_s", f"import {ADDED // 1000}k s", "{:.2f}"),
 )
 
 

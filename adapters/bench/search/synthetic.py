@@ -120,6 +120,8 @@ def parse_size(text: str) -> int:
 def size_label(size: int) -> str:
     if size >= 1_000_000 and size % 1_000_000 == 0:
         return f"{size // 1_000_000}M"
+    if size >= 1_000_000 and size % 100_000 == 0:  # all of arXiv: 2.6M
+        return f"{size / 1_000_000:.1f}M"
     if size >= 1_000 and size % 1_000 == 0:
         return f"{size // 1_000}k"
     return str(size)
