@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 Arrays = dict[str, np.ndarray]
 SAMPLE = 32
@@ -159,6 +158,8 @@ class SparseRows:
         cols = self.cols
         if cols.dtype == np.uint32 and index_dtype == np.int32:
             cols = cols.view(np.int32)  # the same bits (every id < 2**31): no copy (1M: 480 MB)
+        from scipy import sparse  # an index build's, not a search's: scipy loads slowly
+
         matrix = sparse.csr_matrix(
             (self.values, cols.astype(index_dtype, copy=False), self.indptr.astype(index_dtype)),
             shape=(self.row_count, col_count),

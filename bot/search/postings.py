@@ -1,14 +1,4 @@
-"""The loops over postings that a query runs, compiled (numba, cached on disk).
-
-A query touches a handful of postings lists; in numpy each list costs several calls
-of a few microseconds whatever its length, and a BM25 impact computed from a
-frequency costs several passes. Here each loop is one pass, with the impact
-
-    weight * tf * (k1 + 1) / (tf + norm[doc])
-
-computed as it goes (`weight` is the query term's count times its idf, `norm[doc]` is
-k1 * (1 - b + b * dl / avgdl)), so the index stores small integer frequencies rather
-than float impacts, and every score is exact for whatever statistics it is given.
+"""Postings, and the loops a query runs over them.
 
 Postings are CSR rows: term t's documents are cols[indptr[t]:indptr[t+1]], ascending,
 with their frequencies in values at the same positions. A document number is three
@@ -16,14 +6,19 @@ little-endian bytes (`pack`: rows of cols are uint8 triples), so a posting is fo
 bytes with its frequency; a segment holds at most 2**24 - 1 documents. Document lists
 passed in are ascending too, so each term's list is searched from where the last
 document was found.
-`cache=True` compiles once per machine (into __pycache__, or numba's user cache when
-that is read-only); `nogil=True` lets the threads of a bot search side by side.
+
+The loops come in two builds with the same results to the last bit: compiled
+(bot.search.compiled, numba), what a running bot and every long job use, and plain
+numpy (bot.search.vectorised), for a process that answers one query and exits
+(`paperclub search`): importing numba and loading its compiled loops from the cache
+costs most of a second, more than such a query over all of arXiv.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
-from numba import njit
 
 DOC_BYTES = 3
 MAX_DOCS = 1 << (8 * DOC_BYTES)
@@ -37,39 +32,6 @@ def frozen(array: np.ndarray) -> np.ndarray:
     view = np.asarray(array).view()
     view.flags.writeable = False
     return view
-
-
-_warmed = False
-
-
-def warm() -> None:
-    """Compile (or load from the disk cache) the loops a search runs, with the types
-    the index gives them: once per process, at start-up, not during a member's first
-    search (a first compile takes seconds; loading from the cache, milliseconds)."""
-    global _warmed
-    if _warmed:
-        return
-    _warmed = True
-    docs = pack(np.array([0, 1], dtype=np.int64))
-    indptr, cols = frozen(np.array([0, 2], dtype=np.int64)), frozen(docs)
-    heads = (frozen(np.zeros(0, dtype=np.int64)), frozen(np.zeros(0, dtype=np.int32)))
-    terms, weights = np.array([0], dtype=np.int64), np.array([1.0])
-    norm, norm32 = np.ones(2), np.ones(2, dtype=np.float32)
-    # Term frequencies take one byte in abstracts, more where a paper repeats a word past
-    # 255 times (bm25._smallest_unsigned): each width is its own compiled loop.
-    for width in (np.uint8, np.uint16, np.uint32):
-        values = frozen(np.array([1, 2], dtype=width))
-        found = contenders(1, terms, weights, weights, 1, 0.5, 1e-4, indptr, cols, values, heads,
-                           np.zeros(0, dtype=np.bool_), 2.5, norm, norm32,
-                           np.zeros(2, dtype=np.float32))
-        ranked(1, found, terms, weights, terms, indptr, cols, values, 2.5, norm)
-        terms_of(0, indptr, cols, values)
-        highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)
-    live_doc_freq(indptr, cols, np.ones(2, dtype=np.bool_))
-    for width in (np.uint8, np.uint16, np.uint32):  # title term ids: as many bytes as needed
-        shared_counts(indptr, frozen(np.zeros(2, dtype=width)), np.zeros(1, dtype=np.int64),
-                      np.zeros(1, dtype=width))
-    best_cover(np.ones(1, dtype=np.int64), np.ones(1, dtype=np.int64), 1, 0.5, 0.5)
 
 
 def pack(docs: np.ndarray) -> np.ndarray:
@@ -88,307 +50,96 @@ def unpack(packed: np.ndarray, dtype: type = np.int64) -> np.ndarray:
     return numbers.view(np.int32) if dtype == np.int32 else numbers.astype(dtype)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _doc(cols, j):  # pragma: no cover - compiled
-    return np.int64(cols[j, 0]) | (np.int64(cols[j, 1]) << 8) | (np.int64(cols[j, 2]) << 16)
+# --- which loops ----------------------------------------------------------------------
+
+_one_query = False
 
 
-@njit(cache=True, nogil=True)
-def _first_doc_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
-    """The first position in cols[lo:hi] holding doc or more (hi when none does)."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if _doc(cols, mid) < doc:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def one_query() -> None:
+    """This process answers a query or two and exits: search with the plain numpy
+    loops, so that it never imports numba. Its answers are the compiled loops' own."""
+    global _one_query
+    _one_query = True
 
 
-@njit(cache=True, nogil=True)
-def _first_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
-    """The first position in cols[lo:hi] holding doc or more (hi when none does)."""
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if cols[mid] < doc:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
+def _query_loops() -> ModuleType:
+    if _one_query:
+        from bot.search import vectorised
+
+        return vectorised
+    return _compiled()
 
 
-@njit(cache=True, nogil=True)
-def exact_impacts(docs, terms, idf, indptr, cols, values, k1_plus_1, norm):  # pragma: no cover
-    """(impact, frequency) per document and term, for these documents over these terms,
-    in float64 as rank-bm25 computes each: idf * (tf * (k1 + 1) /
-    (tf + norm)). The caller adds them up in the query's order, as rank-bm25 does."""
-    impacts = np.zeros((len(docs), len(terms)), dtype=np.float64)
-    tf = np.zeros((len(docs), len(terms)), dtype=np.uint32)
-    for t in range(len(terms)):
-        start, end = indptr[terms[t]], indptr[terms[t] + 1]
-        lo = start
-        for i in range(len(docs)):
-            doc = docs[i]
-            lo = _first_doc_at_least(cols, lo, end, doc)
-            if lo == end:
-                break
-            if _doc(cols, lo) == doc:
-                f = values[lo]
-                tf[i, t] = f
-                impacts[i, t] = idf[t] * (f * k1_plus_1 / (f + norm[doc]))
-    return impacts, tf
+def _compiled() -> ModuleType:
+    from bot.search import compiled
+
+    return compiled
 
 
-@njit(cache=True, nogil=True)
-def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm):  # pragma: no cov
-    """The k best of these documents (ascending) by exact score: (documents, scores,
-    frequency per hit and term), best first, ties to the earlier document; only
-    documents with a term count. Each impact is rank-bm25's idf * (tf * (k1 + 1) /
-    (tf + norm)) in float64, and a document's impacts are added up token by token in
-    the query's order (`sequence`: each known token's column), as rank-bm25 adds them,
-    so documents that tie there tie here to the last bit."""
-    impacts, tf = exact_impacts(docs, terms, idf, indptr, cols, values, k1_plus_1, norm)
-    scores = np.zeros(len(docs), dtype=np.float64)
-    for column in sequence:
-        for i in range(len(docs)):
-            scores[i] += impacts[i, column]
-    present = np.zeros(len(docs), dtype=np.bool_)
-    for i in range(len(docs)):
-        for t in range(len(terms)):
-            if tf[i, t] > 0:
-                present[i] = True
-    hits = np.flatnonzero(present)
-    # A stable sort of ascending documents: equal scores stay in document order.
-    order = hits[np.argsort(-scores[hits], kind="mergesort")][:k]
-    return docs[order], scores[order], tf[order]
+def contenders(*args):
+    """The documents that can be in the top k (see bot.search.compiled.contenders)."""
+    return _query_loops().contenders(*args)
 
 
-@njit(cache=True, nogil=True)
-def terms_of(doc, indptr, cols, values):  # pragma: no cover - compiled
-    """(term ids, frequencies) of one document: a binary search of every term's list.
-    What a forward index would hold, for the rare question about one document."""
-    terms = np.empty(len(indptr) - 1, dtype=np.int64)
-    tf = np.empty(len(indptr) - 1, dtype=np.int64)
-    found = 0
-    for term in range(len(indptr) - 1):
-        start, end = indptr[term], indptr[term + 1]
-        at = _first_doc_at_least(cols, start, end, doc)
-        if at < end and _doc(cols, at) == doc:
-            terms[found] = term
-            tf[found] = values[at]
-            found += 1
-    return terms[:found], tf[:found]
+def ranked(*args):
+    """The k best of these documents by exact score (bot.search.compiled.ranked)."""
+    return _query_loops().ranked(*args)
 
 
-@njit(cache=True, nogil=True)
-def live_doc_freq(indptr, cols, live):  # pragma: no cover - compiled
-    """Per term, how many of its documents are live."""
-    df = np.zeros(len(indptr) - 1, dtype=np.int64)
-    for term in range(len(indptr) - 1):
-        count = 0
-        for j in range(indptr[term], indptr[term + 1]):
-            if live[_doc(cols, j)]:
-                count += 1
-        df[term] = count
-    return df
+def shared_counts(*args):
+    """How many wanted ids each row holds, and its size (compiled.shared_counts)."""
+    return _query_loops().shared_counts(*args)
 
 
-@njit(cache=True, nogil=True)
-def shared_counts(indptr, cols, docs, wanted):  # pragma: no cover - compiled
-    """(how many of `wanted` (ascending ids) each document's row holds, the row's size)."""
-    shared = np.zeros(len(docs), dtype=np.int64)
-    sizes = np.zeros(len(docs), dtype=np.int64)
-    for i in range(len(docs)):
-        start, end = indptr[docs[i]], indptr[docs[i] + 1]
-        sizes[i] = end - start
-        for j in range(start, end):
-            at = _first_at_least(wanted, 0, len(wanted), cols[j])
-            if at < len(wanted) and wanted[at] == cols[j]:
-                shared[i] += 1
-    return shared, sizes
+def best_cover(*args):
+    """The title covering the query best, or -1 (compiled.best_cover)."""
+    return _query_loops().best_cover(*args)
 
 
-@njit(cache=True, nogil=True)
-def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm):  # pragma: no cover
-    """Per term, its highest impact (what no document can get more of from it)."""
-    highest = np.zeros(len(indptr) - 1, dtype=np.float64)
-    for term in range(len(indptr) - 1):
-        best = 0.0
-        for j in range(indptr[term], indptr[term + 1]):
-            tf = np.float64(values[j])
-            impact = idf[term] * tf * k1_plus_1 / (tf + norm[_doc(cols, j)])
-            if impact > best:
-                best = impact
-        highest[term] = best
-    return highest
+def live_doc_freq(*args):
+    """Per term, how many of its documents are live (compiled.live_doc_freq)."""
+    return _query_loops().live_doc_freq(*args)
 
 
-@njit(cache=True, nogil=True)
-def _seeds(take, terms, lengths, indptr, cols, heads, allowed):  # pragma: no cover - compiled
-    """(distinct allowed documents among the `take` best postings of each term, whether
-    that was every posting): a term's head when it holds that many, else its list.
-    `heads`: (the terms that have one, ascending; their documents, `width` each)."""
-    head_terms, head_docs = heads
-    width = len(head_docs) // max(len(head_terms), 1)
-    slots = np.empty(len(terms), dtype=np.int64)
-    sizes = np.empty(len(terms), dtype=np.int64)
-    whole = True
-    for t in range(len(terms)):
-        at = _first_at_least(head_terms, 0, len(head_terms), terms[t])
-        found_head = at < len(head_terms) and head_terms[at] == terms[t] and width >= take
-        slots[t] = at if found_head else -1
-        sizes[t] = take if found_head else lengths[t]
-        whole = whole and sizes[t] == lengths[t]
-    found = np.empty(sizes.sum(), dtype=np.int64)
-    at = 0
-    for t in range(len(terms)):
-        if slots[t] >= 0:
-            for j in range(take):
-                found[at] = head_docs[slots[t] * width + j]
-                at += 1
-        else:
-            for j in range(indptr[terms[t]], indptr[terms[t] + 1]):
-                found[at] = _doc(cols, j)
-                at += 1
-    seeds = np.unique(found)
-    if len(allowed):
-        seeds = seeds[allowed[seeds]]
-    return seeds, whole
+def terms_of(*args):
+    """(term ids, frequencies) of one document (compiled.terms_of)."""
+    return _compiled().terms_of(*args)
 
 
-@njit(cache=True, nogil=True)
-def _add_term(out, docs, term, weight, indptr, cols, values, k1_plus_1, norm):  # pragma: no cover
-    """out[i] += the term's impact in docs[i] (ascending; nothing where it is absent)."""
-    end = indptr[term + 1]
-    lo = indptr[term]
-    for i in range(len(docs)):
-        lo = _first_doc_at_least(cols, lo, end, docs[i])
-        if lo == end:
-            return
-        if _doc(cols, lo) == docs[i]:
-            tf = np.float64(values[lo])
-            out[i] += weight * tf * k1_plus_1 / (tf + norm[docs[i]])
+def highest_impacts(*args):
+    """Per term, its highest impact (compiled.highest_impacts): an index build's."""
+    return _compiled().highest_impacts(*args)
 
 
-@njit(cache=True, nogil=True)
-def _kth_seed_score(k, take, terms, lengths, weights, indptr, cols, values, heads, allowed,
-                    k1_plus_1, norm):  # pragma: no cover - compiled
-    """The k-th best score among the best postings of each term (taking more until k
-    allowed documents are found; 0 if fewer than k have a term at all)."""
-    while True:
-        seeds, whole = _seeds(take, terms, lengths, indptr, cols, heads, allowed)
-        if len(seeds) >= k:
-            scores = np.zeros(len(seeds), dtype=np.float64)
-            for t in range(len(terms)):
-                _add_term(scores, seeds, terms[t], weights[t], indptr, cols, values, k1_plus_1,
-                          norm)
-            return np.partition(scores, len(scores) - k)[len(scores) - k]
-        if whole:
-            return 0.0
-        take *= 8
+_warmed = False
 
 
-@njit(cache=True, nogil=True)
-def _reaching(partial, reach, terms, left_out, indptr, cols, summed):  # pragma: no cover
-    """(the documents of the summed lists whose partial sum reaches `reach`, ascending;
-    their sums), zeroing every sum on the way: one more read of those lists, cheaper
-    than a scan of every document when they are shorter than the corpus. A document
-    is taken at its first posting; the zero left there keeps it from being taken
-    twice."""
-    found = np.empty(summed, dtype=np.int64)
-    sums = np.empty(summed, dtype=np.float64)
-    count = 0
-    for t in range(len(terms)):
-        if not left_out[t]:
-            for j in range(indptr[terms[t]], indptr[terms[t] + 1]):
-                doc = _doc(cols, j)
-                if partial[doc] >= reach:
-                    found[count] = doc
-                    sums[count] = partial[doc]
-                    count += 1
-                partial[doc] = 0
-    order = np.argsort(found[:count])
-    return found[:count][order], sums[:count][order]
-
-
-@njit(cache=True, nogil=True)
-def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols, values, heads,
-               allowed, k1_plus_1, norm, norm32, partial):  # pragma: no cover - compiled
-    """The documents that can be in the top k by these terms (a superset, ascending).
-
-    `weights`: each term's count in the query times its idf; `bounds`: the most it can
-    add to any document (slack included); `seed_take` > 0: how many of each term's best
-    postings give a first k-th best score (theta), 0 to go without; `allowed`: a mask
-    over documents, or empty; `norm32`: `norm` as float32, for the approximate sums;
-    `partial`: float32 zeros, one per document, left as zeros (a thread's scratch, so
-    that a query does not allocate and fault in a fresh array).
-
-    1. theta: the k-th best score among the seeds. The top k all score at least theta.
-    2. The longest lists whose bounds add up to at most `share` of theta are left out:
-       a document needs the rest of theta from the other terms.
-    3. The other terms' impacts are summed into a dense float32 array: documents whose
-       sum misses theta minus what the left-out terms could add are dropped.
-    4. The left-out terms' impacts are added to the survivors, and only those within
-       `slack` of the k-th best of these sums are kept (float32 sums are within ~1e-6
-       of the exact scores).
-    """
-    lengths = indptr[terms + 1] - indptr[terms]
-    theta = 0.0
-    if seed_take > 0:
-        theta = _kth_seed_score(k, seed_take, terms, lengths, weights, indptr, cols, values,
-                                heads, allowed, k1_plus_1, norm)
-    left_out = np.zeros(len(terms), dtype=np.bool_)
-    budget = theta * share
-    for t in np.argsort(-lengths, kind="mergesort"):
-        if bounds[t] > budget:
-            break
-        left_out[t] = True
-        budget -= bounds[t]
-    summed, reach = 0, theta * (1 - slack)
-    for t in range(len(terms)):
-        if left_out[t]:
-            reach -= bounds[t]
-            continue
-        summed += lengths[t]
-        weight = np.float32(weights[t] * k1_plus_1)
-        for j in range(indptr[terms[t]], indptr[terms[t] + 1]):
-            doc = _doc(cols, j)
-            tf = np.float32(values[j])
-            partial[doc] += weight * tf / (tf + norm32[doc])
-    # Impacts are positive here (idf > 0): every summed document has more than 0.
-    reach = max(reach, 1e-30)
-    if summed < len(norm):
-        docs, approximate = _reaching(partial, reach, terms, left_out, indptr, cols, summed)
-    else:
-        docs = np.flatnonzero(partial >= reach)
-        approximate = partial[docs].astype(np.float64)
-        partial[:] = 0
-    if len(allowed):
-        keep = allowed[docs]
-        docs, approximate = docs[keep], approximate[keep]
-    if len(docs) <= k:
-        return docs
-    for t in range(len(terms)):
-        if left_out[t]:
-            _add_term(approximate, docs, terms[t], weights[t], indptr, cols, values, k1_plus_1,
-                      norm)
-    kth = np.partition(approximate, len(docs) - k)[len(docs) - k]
-    return docs[approximate >= kth * (1 - slack)]
-
-
-@njit(cache=True, nogil=True)
-def best_cover(shared, sizes, query_size, title_covered, query_covered):  # pragma: no cover
-    """The first position whose title covers the query best, or -1: `shared` terms of
-    a title of `sizes` terms, at least `title_covered` of the title and `query_covered`
-    of the query's `query_size` terms; the cover is the product of the two shares."""
-    best, best_cover = -1, 0.0
-    for i in range(len(shared)):
-        if sizes[i] == 0:
-            continue
-        title_share = shared[i] / sizes[i]
-        query_share = shared[i] / query_size
-        if title_share >= title_covered and query_share >= query_covered:
-            cover = title_share * query_share
-            if cover > best_cover:
-                best, best_cover = i, cover
-    return best
+def warm() -> None:
+    """Compile (or load from the disk cache) the loops a search runs, with the types
+    the index gives them: once per process, at start-up, not during a member's first
+    search (a first compile takes seconds; loading from the cache, milliseconds)."""
+    global _warmed
+    if _warmed or _one_query:
+        return
+    _warmed = True
+    loops = _compiled()
+    docs = pack(np.array([0, 1], dtype=np.int64))
+    indptr, cols = frozen(np.array([0, 2], dtype=np.int64)), frozen(docs)
+    heads = (frozen(np.zeros(0, dtype=np.int64)), frozen(np.zeros(0, dtype=np.int32)))
+    terms, weights = np.array([0], dtype=np.int64), np.array([1.0])
+    norm, norm32 = np.ones(2), np.ones(2, dtype=np.float32)
+    # Term frequencies take one byte in abstracts, more where a paper repeats a word past
+    # 255 times (bm25._smallest_unsigned): each width is its own compiled loop.
+    for width in (np.uint8, np.uint16, np.uint32):
+        values = frozen(np.array([1, 2], dtype=width))
+        found = loops.contenders(1, terms, weights, weights, 1, 0.5, 1e-4, indptr, cols, values,
+                                 heads, np.zeros(0, dtype=np.bool_), 2.5, norm, norm32,
+                                 np.zeros(2, dtype=np.float32))
+        loops.ranked(1, found, terms, weights, terms, indptr, cols, values, 2.5, norm)
+        loops.terms_of(0, indptr, cols, values)
+        loops.highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)
+    loops.live_doc_freq(indptr, cols, np.ones(2, dtype=np.bool_))
+    for width in (np.uint8, np.uint16, np.uint32):  # title term ids: as many bytes as needed
+        loops.shared_counts(indptr, frozen(np.zeros(2, dtype=width)), np.zeros(1, dtype=np.int64),
+                            np.zeros(1, dtype=width))
+    loops.best_cover(np.ones(1, dtype=np.int64), np.ones(1, dtype=np.int64), 1, 0.5, 0.5)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.search import bm25, postings
+from bot.search import bm25, compiled, postings
 from bot.search.bm25 import Bm25Index, Bm25Params
 from bot.search.files import IndexStore
 
@@ -183,7 +183,7 @@ def test_an_index_hands_its_loops_one_type_built_or_loaded(corpus_tokens, tmp_pa
     for index in (built, loaded):
         arrays = [*index.term_docs.arrays("t").values(), *index.heads]
         assert not any(a.flags.writeable for a in arrays)
-    signatures = len(postings.contenders.signatures)
+    signatures = len(compiled.contenders.signatures)
     for index in (built, loaded):
         index.top(corpus_tokens[0][:3], 5)
-    assert len(postings.contenders.signatures) <= max(signatures, 1)
+    assert len(compiled.contenders.signatures) <= max(signatures, 1)

@@ -1,0 +1,107 @@
+"""The loops a query runs (bot.search.compiled's), in plain numpy: for a process that
+answers one query and exits, which would spend longer importing numba and loading its
+compiled loops than searching. Each returns what its compiled twin returns, to the
+last bit of every score (the same float64 operations in the same order;
+tests/search/test_vectorised.py holds them to it).
+
+They score every posting of the query's terms into a dense array, where the compiled
+loops first rule out documents that cannot reach the top k: linear in the postings,
+tens of milliseconds for the longest lists of all of arXiv, paid once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bot.search.postings import unpack
+
+CHUNK = 1 << 24  # postings unpacked at a time by live_doc_freq: bounded memory
+
+
+def _postings(term, indptr, cols, values) -> tuple[np.ndarray, np.ndarray]:
+    start, end = int(indptr[term]), int(indptr[term + 1])
+    return unpack(cols[start:end]), values[start:end]
+
+
+def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols, values, heads,
+               allowed, k1_plus_1, norm, norm32, partial) -> np.ndarray:
+    """Every document holding a query term (allowed ones only): a superset of the top
+    k, as compiled.contenders returns, without ruling any out."""
+    present = np.zeros(len(norm), dtype=np.bool_)
+    for term in terms:
+        present[_postings(term, indptr, cols, values)[0]] = True
+    if len(allowed):
+        present &= allowed
+    return np.flatnonzero(present)
+
+
+def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm):
+    """compiled.ranked: the k best of these documents (ascending) by exact score, best
+    first, ties to the earlier document, with each hit's frequency per term. Impacts
+    are rank-bm25's idf * (tf * (k1 + 1) / (tf + norm)) in float64, added up token by
+    token in the query's order."""
+    lists = [_postings(term, indptr, cols, values) for term in terms]
+    scores = np.zeros(len(norm), dtype=np.float64)
+    impacts = []
+    for t, (found, tf) in enumerate(lists):
+        f = tf.astype(np.float64)
+        impacts.append(idf[t] * (f * k1_plus_1 / (f + norm[found])))
+    for column in sequence:
+        scores[lists[column][0]] += impacts[column]
+    present = np.zeros(len(norm), dtype=np.bool_)
+    for found, _tf in lists:
+        present[found] = True
+    chosen = np.zeros(len(norm), dtype=np.bool_)
+    chosen[docs] = True
+    hits = np.flatnonzero(present & chosen)
+    if len(hits) > k > 0:  # only the k best need sorting (ties at the k-th stay in)
+        kth = np.partition(scores[hits], len(hits) - k)[len(hits) - k]
+        hits = hits[scores[hits] >= kth]
+    best = hits[np.argsort(-scores[hits], kind="stable")][: max(k, 0)]
+    tf_of = np.zeros((len(best), len(terms)), dtype=np.uint32)
+    for t, (found, tf) in enumerate(lists):
+        at = np.minimum(np.searchsorted(found, best), max(len(found) - 1, 0))
+        if len(found):
+            match = found[at] == best
+            tf_of[match, t] = tf[at[match]]
+    return best.astype(np.int64), scores[best], tf_of
+
+
+def shared_counts(indptr, cols, docs, wanted):
+    """(how many of `wanted` each document's row holds, the row's size)."""
+    shared = np.zeros(len(docs), dtype=np.int64)
+    sizes = np.zeros(len(docs), dtype=np.int64)
+    for i, doc in enumerate(docs):
+        row = cols[indptr[doc] : indptr[doc + 1]]
+        sizes[i] = len(row)
+        shared[i] = np.count_nonzero(np.isin(row, wanted))
+    return shared, sizes
+
+
+def best_cover(shared, sizes, query_size, title_covered, query_covered) -> int:
+    """The first position whose title covers the query best, or -1."""
+    best, best_cover = -1, 0.0
+    for i in range(len(shared)):
+        if sizes[i] == 0:
+            continue
+        title_share = shared[i] / sizes[i]
+        query_share = shared[i] / query_size
+        if title_share >= title_covered and query_share >= query_covered:
+            cover = title_share * query_share
+            if cover > best_cover:
+                best, best_cover = i, cover
+    return best
+
+
+def live_doc_freq(indptr, cols, live) -> np.ndarray:
+    """Per term, how many of its documents are live: live postings counted a chunk at
+    a time, read off at each term's boundary."""
+    before = np.zeros(len(indptr), dtype=np.int64)  # live postings before indptr[i]
+    running = 0
+    for start in range(0, len(cols), CHUNK):
+        end = min(start + CHUNK, len(cols))
+        alive = np.cumsum(live[unpack(cols[start:end])], dtype=np.int64)
+        first, last = np.searchsorted(indptr, [start, end], side="right")
+        before[first:last] = running + alive[indptr[first:last] - start - 1]
+        running += int(alive[-1])
+    return np.diff(before)

@@ -1,0 +1,133 @@
+"""The plain numpy loops (`paperclub search`, one query a process) answer exactly as
+the compiled ones: the same documents in the same order, every score to the last bit,
+the same matched terms; and such a process never imports numba (issue 31)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from bot.search import compiled, postings, vectorised
+from bot.search.bm25 import Bm25Index
+from tests.conftest import REPO
+from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded, corpus_tokens  # noqa: F401
+
+
+@pytest.fixture
+def plain(monkeypatch):
+    """Search with the numpy loops for this test, as `paperclub search` does."""
+    monkeypatch.setattr(postings, "_one_query", True)
+
+
+def _answers(index: Bm25Index, queries, k=10, allowed=None):
+    return [index.top_matched(q, k, allowed) for q in queries]
+
+
+def _corpus(seed: int = 3, docs: int = 400) -> list[list[str]]:
+    """Zipf-like words, a few repeated past a byte's count (wider frequencies)."""
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(600)]
+    corpus = []
+    for d in range(docs):
+        ranks = np.minimum(rng.zipf(1.3, size=int(rng.integers(1, 60))), len(words)) - 1
+        corpus.append([words[r] for r in ranks] + (["loud"] * 300 if d % 97 == 5 else []))
+    return corpus
+
+
+@pytest.mark.parametrize("source", ["seeds", "zipf"])
+def test_numpy_loops_answer_as_the_compiled_ones(source, corpus_tokens, tmp_path, monkeypatch):
+    documents = corpus_tokens if source == "seeds" else _corpus()
+    built = Bm25Index.build(documents)
+    loaded = _saved_and_loaded(built, tmp_path)
+    queries = _queries(documents, 80, seed=5) + [["loud", "w1"], ["w0"] * 3]
+    rng = np.random.default_rng(1)
+    masks = [None, rng.random(len(documents)) < 0.5]
+    for index in (built, loaded):
+        for allowed in masks:
+            for k in (1, 10):
+                fast = _answers(index, queries, k, allowed)
+                monkeypatch.setattr(postings, "_one_query", True)
+                slow = _answers(index, queries, k, allowed)
+                monkeypatch.setattr(postings, "_one_query", False)
+                assert slow == fast  # documents, float scores (==, not approx), matched terms
+    assert sum(len(a) for a in fast) > 50  # the queries found something
+
+
+def test_numpy_loops_give_rank_bm25s_scores(corpus_tokens, plain):
+    index = Bm25Index.build(corpus_tokens)
+    reference = BM25Okapi(corpus_tokens)
+    for query in _queries(corpus_tokens, 60, seed=9):
+        expected = reference.get_scores(query)
+        top = index.top(query, 10)
+        assert [d for d, _ in top] == _expected_top(expected, 10), query
+        for doc, score in top:  # rank-bm25 adds a document's impacts in another order
+            assert score == pytest.approx(expected[doc], rel=1e-6)
+
+
+def test_live_document_frequencies_read_a_chunk_at_a_time(monkeypatch):
+    index = Bm25Index.build(_corpus(docs=300))
+    rows = index.term_docs
+    live = np.random.default_rng(4).random(index.doc_count) < 0.7
+    expected = compiled.live_doc_freq(rows.indptr, rows.cols, live)
+    monkeypatch.setattr(vectorised, "CHUNK", 37)  # chunk ends inside and between lists
+    assert vectorised.live_doc_freq(rows.indptr, rows.cols, live).tolist() == expected.tolist()
+    monkeypatch.setattr(vectorised, "CHUNK", 1 << 24)
+    assert vectorised.live_doc_freq(rows.indptr, rows.cols, live).tolist() == expected.tolist()
+    assert expected.sum() < rows.row_lengths().sum()  # some postings were dead
+
+
+def test_title_cover_counts_match():
+    rng = np.random.default_rng(6)
+    lengths = rng.integers(0, 8, size=50)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    cols = postings.frozen(np.concatenate([np.sort(rng.choice(40, n, replace=False))
+                                           for n in lengths]).astype(np.uint8))
+    docs = np.sort(rng.choice(50, 20, replace=False)).astype(np.int64)
+    wanted = np.sort(rng.choice(40, 5, replace=False)).astype(np.uint8)
+    got = vectorised.shared_counts(postings.frozen(indptr), cols, docs, wanted)
+    want = compiled.shared_counts(postings.frozen(indptr), cols, docs, wanted)
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]
+    assert got[0].sum() > 0
+    for covered in (0.2, 0.5, 0.9):
+        assert vectorised.best_cover(*got, 5, covered, covered) == compiled.best_cover(
+            *want, 5, covered, covered
+        )
+
+
+def test_a_search_command_imports_no_numba(seeded_copy):
+    """`paperclub search` (one query, a new process) answers without numba or scipy,
+    with the hits a running bot gives."""
+    probe = (
+        "import json, sys\n"
+        "from adapters.cli.main import main\n"
+        "main(sys.argv[1:])\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    argv = ["--database-url", seeded_copy, "search", "graph", "neural", "networks", "--json"]
+    # The copy has no index beside it yet: the first search builds it (a build's loops).
+    first = subprocess.run([sys.executable, "-m", "adapters.cli", *argv], cwd=REPO,
+                           capture_output=True, timeout=120)
+    assert first.returncode == 0
+    done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    modules = set(json.loads(done.stderr.strip().splitlines()[-1]))
+    assert "bot.search.vectorised" in modules
+    assert not {"numba", "scipy", "bot.search.compiled"} & modules
+    hits = [(h["paper_id"], h["score"]) for h in json.loads(done.stdout)["hits"]]
+    assert hits == _compiled_hits(seeded_copy, "graph neural networks") and len(hits) == 10
+
+
+def _compiled_hits(url: str, text: str) -> list[tuple[int, float]]:
+    from adapters.cli.searching import open_search
+    from bot.search.query import Query
+
+    library, search = open_search(url)
+    hits = search.current().search(Query.parse(text), 10)
+    library.db.dispose()
+    return [(h.paper_id, round(h.score, 4)) for h in hits]  # as a card shows a score
