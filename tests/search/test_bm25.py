@@ -13,12 +13,6 @@ from bot.search.bm25 import Bm25Index, Bm25Params
 from bot.search.files import IndexStore
 
 
-@pytest.fixture(scope="module")
-def corpus_tokens(seeded) -> list[list[str]]:
-    library, search, _core = seeded
-    return [search.tokenizer.tokens(paper.text) for paper in library.papers()]
-
-
 def _queries(documents: list[list[str]], count: int, seed: int = 7) -> list[list[str]]:
     """Queries of 1-6 terms drawn from real documents, with repeats, frequent words and
     words no document has, so the epsilon floor and query multiplicity are exercised."""

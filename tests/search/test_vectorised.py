@@ -15,7 +15,7 @@ from rank_bm25 import BM25Okapi
 from bot.search import compiled, postings, vectorised
 from bot.search.bm25 import Bm25Index
 from tests.conftest import REPO
-from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded, corpus_tokens  # noqa: F401
+from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded
 
 
 @pytest.fixture
