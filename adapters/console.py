@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from bot.core import PaperClub
 from bot.cards.latex import readable
 from bot.messages import ChannelRef, Incoming, PaperCard, Reply, Section, UserRef
+
+if TYPE_CHECKING:  # `paperclub search` shows cards with render_card, without the bot
+    from bot.core import PaperClub
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from store import Database, resolve_database_url
-from store.database import SchemaOutOfDate
+from sqlalchemy import inspect, text
+
+from store.database import SCHEMA_HEAD, SchemaOutOfDate
 from store.models import Base
 
 
@@ -30,6 +32,26 @@ def test_migrations_create_exactly_the_models(db):
         diffs = compare_metadata(MigrationContext.configure(connection), Base.metadata)
     assert diffs == []
     assert db.current_revision() == db.head_revision()
+
+
+def test_the_schema_head_is_the_newest_migration(db):
+    """open_database skips Alembic for a database at SCHEMA_HEAD: a migration added
+    without moving it would leave every database one step behind, unnoticed."""
+    assert db.head_revision() == SCHEMA_HEAD
+    assert db._at_head()
+
+
+def test_a_database_behind_the_head_is_upgraded_not_taken_as_current(tmp_path):
+    database = Database(f"sqlite:///{tmp_path / 'old.db'}")
+    database.upgrade()
+    with database.engine.begin() as connection:  # as a file of an earlier release
+        connection.execute(text("UPDATE alembic_version SET version_num = '0013_follows'"))
+        connection.execute(text("DROP TABLE digests"))
+        connection.execute(text("DROP TABLE digest_plans"))
+    assert not database._at_head()
+    database.ensure_schema()
+    assert database._at_head() and "digests" in inspect(database.engine).get_table_names()
+    database.dispose()
 
 
 def test_fresh_sqlite_file_is_upgraded_on_first_use(tmp_path):

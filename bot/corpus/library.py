@@ -15,21 +15,23 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.orm import Session
 
-from bot.corpus import identifiers, importing, revisions
-from bot.corpus.drafts import Written, index_form
-from bot.corpus.export import write_jsonl
+from bot.corpus import identifiers, revisions
+from bot.corpus.drafts import index_form
 from bot.corpus.indexed import IndexedPaper
-from bot.corpus.importing import ImportSummary
-from bot.corpus.records import PaperRecord
 from bot.corpus.revisions import CHUNK
 from bot.grammar import looks_like_number, number
 from store import Database
 from store.models import Paper, PaperExternalId, PaperSource
+
+if TYPE_CHECKING:  # importing loads the readers of every format: not for a search
+    from bot.corpus.drafts import Written
+    from bot.corpus.importing import ImportSummary
+    from bot.corpus.records import PaperRecord
 
 
 @dataclass(eq=False)  # a service: compared and hashed by identity, as before
@@ -49,6 +51,8 @@ class Library:
         written: Written | None = None,
     ) -> ImportSummary:
         """Read and store one file; a malformed file raises before anything is written."""
+        from bot.corpus import importing
+
         return importing.import_file(self.db, path, collection, fmt, progress, written)
 
     def import_records(
@@ -63,6 +67,8 @@ class Library:
         written: Written | None = None,
     ) -> ImportSummary:
         """Store records, all or none (bot.corpus.importing.import_records)."""
+        from bot.corpus import importing
+
         return importing.import_records(
             self.db,
             records,
@@ -195,6 +201,8 @@ class Library:
 
     def export(self, out: IO[str]) -> int:
         """Write every paper as one JSON line (the schema `paperclub import` reads back)."""
+        from bot.corpus.export import write_jsonl
+
         return write_jsonl(self.iter_papers(), out)
 
 
