@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.cli import search as search_cli
+from adapters.cli.searching import open_search
 from store import Database, open_database, resolve_database_url
 
 if TYPE_CHECKING:
@@ -55,25 +56,25 @@ def open_services(url: str | None = None, at: datetime | None = None) -> Service
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    services = open_services(args.database_url)
-    from bot.adding.imports import AddProblem, import_reference, is_reference
-    from bot.adding.providers import Providers
+    # The library and its index alone: an import needs no feature (nor their settings).
+    library, search = open_search(args.database_url)
     from bot.corpus.records import CorpusFormatError
+    from bot.search import postings
 
+    postings.short_lived()  # a day's segment needs no numba; a whole library's build does
     failed = 0
-    providers = None
+    providers: list = []  # made once, for the first link or id
     # The papers are tokenised for the index as they are written, on the idle cores.
-    with services.search.ahead() as written:
+    with search.ahead() as written:
         for path in args.paths:
             try:
-                if not Path(path).exists() and is_reference(path):  # a link or id: fetched
-                    providers = providers or Providers.from_env()
-                    summary = import_reference(services.library, providers, path, args.collection)
+                if not Path(path).exists() and _is_reference(path):  # a link or id: fetched
+                    summary = _import_reference(library, path, args.collection, providers)
                 else:
                     summary = import_with_progress(
-                        services.library, Path(path), args.collection, args.format, written
+                        library, Path(path), args.collection, args.format, written
                     )
-            except AddProblem as problem:
+            except _NotFetched as problem:
                 failed += 1
                 print(f"error: {path}: {problem}", file=sys.stderr)
                 continue
@@ -85,8 +86,34 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(format_summary(summary))
             for warning in summary.warnings:  # imported, but it looks cut: the operator decides
                 print(warning, file=sys.stderr)
-        search_cli.update_index(services.search)
+        search_cli.update_index(search)
     return 1 if failed else 0
+
+
+class _NotFetched(Exception):
+    """A link or id that could not be imported: its one-line reason."""
+
+
+def _is_reference(path: str) -> bool:
+    # The chat's adding feature (providers, pages, settings) loads only for a name
+    # that is no file: a third of a second that importing a file does not need.
+    from bot.adding.imports import is_reference
+
+    return is_reference(path)
+
+
+def _import_reference(
+    library: Library, path: str, collection: str | None, providers: list
+) -> ImportSummary:
+    from bot.adding.imports import AddProblem, import_reference
+    from bot.adding.providers import Providers
+
+    if not providers:
+        providers.append(Providers.from_env())
+    try:
+        return import_reference(library, providers[0], path, collection)
+    except AddProblem as problem:
+        raise _NotFetched(str(problem)) from None
 
 
 def _where(problem: Exception, path: str) -> str:

@@ -33,7 +33,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         return run_batch(search, args.batch, args.k)
     from bot.search import postings
 
-    postings.one_query()  # numpy's loops: importing numba would cost more than the query
+    postings.short_lived()  # numpy's loops: importing numba would cost more than the query
     text = " ".join(args.query)
     if not text.strip():
         print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)

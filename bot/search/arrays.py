@@ -130,6 +130,9 @@ class StringTable:
         return cls(arrays[f"{name}.offsets"], arrays[f"{name}.blob"])
 
 
+SMALL_TRANSPOSE = 1 << 21  # entries transposed by numpy's sort; more go through scipy
+
+
 @dataclass(frozen=True)
 class SparseRows:
     """Rows of (column, value) pairs in CSR form: row r is cols/values[indptr[r]:indptr[r+1]]."""
@@ -156,9 +159,11 @@ class SparseRows:
             else np.int64
         )
         cols = self.cols
+        if len(cols) <= SMALL_TRANSPOSE:  # a day's segment: not worth importing scipy
+            return self._transposed_by_sorting(col_count, index_dtype)
         if cols.dtype == np.uint32 and index_dtype == np.int32:
             cols = cols.view(np.int32)  # the same bits (every id < 2**31): no copy (1M: 480 MB)
-        from scipy import sparse  # an index build's, not a search's: scipy loads slowly
+        from scipy import sparse  # a third of a second to import: for large builds only
 
         matrix = sparse.csr_matrix(
             (self.values, cols.astype(index_dtype, copy=False), self.indptr.astype(index_dtype)),
@@ -167,6 +172,15 @@ class SparseRows:
         # tocsc is a counting sort in C: linear, where argsort on 80M entries takes seconds.
         flipped = matrix.tocsc()
         return SparseRows(flipped.indptr.astype(np.int64), flipped.indices, flipped.data)
+
+    def _transposed_by_sorting(self, col_count: int, index_dtype: type) -> SparseRows:
+        """`transpose` by a stable sort on the columns: the same rows, in the same order."""
+        cols = self.cols.astype(np.int64)
+        order = np.argsort(cols, kind="stable")
+        indptr = np.zeros(col_count + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cols, minlength=col_count), out=indptr[1:])
+        rows = np.repeat(np.arange(self.row_count, dtype=index_dtype), self.row_lengths())
+        return SparseRows(indptr, rows[order], self.values[order])
 
     def take(self, rows: np.ndarray) -> SparseRows:
         """A new SparseRows holding the given rows, in the given order."""

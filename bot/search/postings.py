@@ -9,9 +9,10 @@ document was found.
 
 The loops come in two builds with the same results to the last bit: compiled
 (bot.search.compiled, numba), what a running bot and every long job use, and plain
-numpy (bot.search.vectorised), for a process that answers one query and exits
-(`paperclub search`): importing numba and loading its compiled loops from the cache
-costs most of a second, more than such a query over all of arXiv.
+numpy (bot.search.vectorised), for a process that does one thing and exits
+(`paperclub search`, `paperclub import` of a day's papers): importing numba and
+loading its compiled loops from the cache costs most of a second, more than such a
+query over all of arXiv or such a segment's build.
 """
 
 from __future__ import annotations
@@ -52,22 +53,30 @@ def unpack(packed: np.ndarray, dtype: type = np.int64) -> np.ndarray:
 
 # --- which loops ----------------------------------------------------------------------
 
-_one_query = False
+_short_lived = False
+# Postings a short-lived process passes through numpy's loops at most, where one pass
+# takes about 40 bytes a posting: a day's new papers, not a whole library's build.
+NUMPY_POSTINGS = 1 << 21
 
 
-def one_query() -> None:
-    """This process answers a query or two and exits: search with the plain numpy
-    loops, so that it never imports numba. Its answers are the compiled loops' own."""
-    global _one_query
-    _one_query = True
+def short_lived() -> None:
+    """This process does one thing and exits (`paperclub search`, `paperclub import`):
+    it searches, and builds a small segment, with the plain numpy loops, so that it
+    never imports numba unless it builds a large index. The answers are the same."""
+    global _short_lived
+    _short_lived = True
 
 
 def _query_loops() -> ModuleType:
-    if _one_query:
+    if _short_lived:
         from bot.search import vectorised
 
         return vectorised
     return _compiled()
+
+
+def _loops_for(cols: np.ndarray) -> ModuleType:
+    return _query_loops() if len(cols) <= NUMPY_POSTINGS else _compiled()
 
 
 def _compiled() -> ModuleType:
@@ -96,19 +105,19 @@ def best_cover(*args):
     return _query_loops().best_cover(*args)
 
 
-def live_doc_freq(*args):
+def live_doc_freq(indptr, cols, live):
     """Per term, how many of its documents are live (compiled.live_doc_freq)."""
-    return _query_loops().live_doc_freq(*args)
+    return _loops_for(cols).live_doc_freq(indptr, cols, live)
+
+
+def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm):
+    """Per term, its highest impact (compiled.highest_impacts): a build's."""
+    return _loops_for(cols).highest_impacts(indptr, cols, values, idf, k1_plus_1, norm)
 
 
 def terms_of(*args):
     """(term ids, frequencies) of one document (compiled.terms_of)."""
     return _compiled().terms_of(*args)
-
-
-def highest_impacts(*args):
-    """Per term, its highest impact (compiled.highest_impacts): an index build's."""
-    return _compiled().highest_impacts(*args)
 
 
 _warmed = False
@@ -119,7 +128,7 @@ def warm() -> None:
     the index gives them: once per process, at start-up, not during a member's first
     search (a first compile takes seconds; loading from the cache, milliseconds)."""
     global _warmed
-    if _warmed or _one_query:
+    if _warmed or _short_lived:
         return
     _warmed = True
     loops = _compiled()

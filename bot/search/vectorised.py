@@ -93,6 +93,22 @@ def best_cover(shared, sizes, query_size, title_covered, query_covered) -> int:
     return best
 
 
+def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm) -> np.ndarray:
+    """Per term, its highest impact, and 0 for a term whose impacts are all below (the
+    compiled loop starts its maximum at 0)."""
+    lengths = np.diff(indptr)
+    highest = np.zeros(len(lengths), dtype=np.float64)
+    rows = np.flatnonzero(lengths)
+    if len(rows) == 0:
+        return highest
+    term = np.repeat(np.arange(len(lengths)), lengths)
+    tf = values.astype(np.float64)
+    impact = idf[term] * tf * k1_plus_1 / (tf + norm[unpack(cols)])
+    # Between one non-empty row's start and the next lie only its own postings.
+    highest[rows] = np.maximum.reduceat(impact, indptr[rows])
+    return np.maximum(highest, 0.0)
+
+
 def live_doc_freq(indptr, cols, live) -> np.ndarray:
     """Per term, how many of its documents are live: live postings counted a chunk at
     a time, read off at each term's boundary."""

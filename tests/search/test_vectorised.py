@@ -1,9 +1,10 @@
-"""The plain numpy loops (`paperclub search`, one query a process) answer exactly as
+"""The plain numpy loops (`paperclub search` and `import`, short-lived) answer exactly as
 the compiled ones: the same documents in the same order, every score to the last bit,
 the same matched terms; and such a process never imports numba (issue 31)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded
 @pytest.fixture
 def plain(monkeypatch):
     """Search with the numpy loops for this test, as `paperclub search` does."""
-    monkeypatch.setattr(postings, "_one_query", True)
+    monkeypatch.setattr(postings, "_short_lived", True)
 
 
 def _answers(index: Bm25Index, queries, k=10, allowed=None):
@@ -51,9 +52,9 @@ def test_numpy_loops_answer_as_the_compiled_ones(source, corpus_tokens, tmp_path
         for allowed in masks:
             for k in (1, 10):
                 fast = _answers(index, queries, k, allowed)
-                monkeypatch.setattr(postings, "_one_query", True)
+                monkeypatch.setattr(postings, "_short_lived", True)
                 slow = _answers(index, queries, k, allowed)
-                monkeypatch.setattr(postings, "_one_query", False)
+                monkeypatch.setattr(postings, "_short_lived", False)
                 assert slow == fast  # documents, float scores (==, not approx), matched terms
     assert sum(len(a) for a in fast) > 50  # the queries found something
 
@@ -79,6 +80,28 @@ def test_live_document_frequencies_read_a_chunk_at_a_time(monkeypatch):
     monkeypatch.setattr(vectorised, "CHUNK", 1 << 24)
     assert vectorised.live_doc_freq(rows.indptr, rows.cols, live).tolist() == expected.tolist()
     assert expected.sum() < rows.row_lengths().sum()  # some postings were dead
+
+
+def test_highest_impacts_match_to_the_bit():
+    index = Bm25Index.build(_corpus(docs=300))
+    rows, idf = index.term_docs, postings.frozen(index.built.idf)
+    for norm in (index.norm, index._norm(index.built.avgdl * 1.7)):
+        want = compiled.highest_impacts(rows.indptr, rows.cols, rows.values, idf,
+                                        index.k1_plus_1, norm)
+        got = vectorised.highest_impacts(rows.indptr, rows.cols, rows.values, idf,
+                                         index.k1_plus_1, norm)
+        assert got.tobytes() == want.tobytes() and want.max() > 0
+    empty = np.zeros(3, dtype=np.int64)  # no postings at all
+    assert vectorised.highest_impacts(empty, rows.cols[:0], rows.values[:0], idf[:2],
+                                      index.k1_plus_1, index.norm).tolist() == [0.0, 0.0]
+
+
+def test_a_short_lived_process_builds_large_segments_compiled(monkeypatch):
+    """numpy's loops take ~40 bytes a posting: past NUMPY_POSTINGS a build goes compiled."""
+    monkeypatch.setattr(postings, "_short_lived", True)
+    small, large = np.zeros((10, 3), np.uint8), np.zeros((postings.NUMPY_POSTINGS + 1, 3), np.uint8)
+    assert postings._loops_for(small) is vectorised
+    assert postings._loops_for(large) is compiled
 
 
 def test_title_cover_counts_match():
@@ -131,3 +154,22 @@ def _compiled_hits(url: str, text: str) -> list[tuple[int, float]]:
     hits = search.current().search(Query.parse(text), 10)
     library.db.dispose()
     return [(h.paper_id, round(h.score, 4)) for h in hits]  # as a card shows a score
+
+
+@pytest.mark.parametrize("cols_dtype", [np.uint32, np.int64, np.uint16])
+def test_a_small_transpose_sorts_as_scipy_counts(monkeypatch, cols_dtype):
+    """A day's segment is transposed by numpy's stable sort (no scipy to import): the
+    same rows, values and types as scipy's counting sort gives a large build."""
+    from bot.search import arrays
+
+    rng = np.random.default_rng(8)
+    lengths = rng.integers(0, 12, size=200)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    cols = np.concatenate([np.sort(rng.choice(90, n, replace=False)) for n in lengths])
+    rows = arrays.SparseRows(indptr, cols.astype(cols_dtype), rng.integers(1, 9, len(cols)).astype(np.uint8))
+    small = rows.transpose(95)  # 95 columns: the last five empty
+    monkeypatch.setattr(arrays, "SMALL_TRANSPOSE", 0)
+    large = rows.transpose(95)
+    for got, want in zip(dataclasses.astuple(small), dataclasses.astuple(large)):
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+    assert small.row_count == 95 and small.row_lengths()[-5:].tolist() == [0] * 5
