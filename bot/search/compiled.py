@@ -308,21 +308,3 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
                       norm)
     kth = np.partition(approximate, len(docs) - k)[len(docs) - k]
     return docs[approximate >= kth * (1 - slack)]
-
-
-@njit(cache=True, nogil=True)
-def best_cover(shared, sizes, query_size, title_covered, query_covered):  # pragma: no cover
-    """The first position whose title covers the query best, or -1: `shared` terms of
-    a title of `sizes` terms, at least `title_covered` of the title and `query_covered`
-    of the query's `query_size` terms; the cover is the product of the two shares."""
-    best, best_cover = -1, 0.0
-    for i in range(len(shared)):
-        if sizes[i] == 0:
-            continue
-        title_share = shared[i] / sizes[i]
-        query_share = shared[i] / query_size
-        if title_share >= title_covered and query_share >= query_covered:
-            cover = title_share * query_share
-            if cover > best_cover:
-                best, best_cover = i, cover
-    return best

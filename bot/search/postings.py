@@ -101,8 +101,11 @@ def shared_counts(*args):
 
 
 def best_cover(*args):
-    """The title covering the query best, or -1 (compiled.best_cover)."""
-    return _query_loops().best_cover(*args)
+    """The title covering the query best, or -1: a loop over the fifty best hits at
+    most, plain Python in every process (bot.search.vectorised.best_cover)."""
+    from bot.search import vectorised
+
+    return vectorised.best_cover(*args)
 
 
 def live_doc_freq(indptr, cols, live):
@@ -151,4 +154,3 @@ def warm() -> None:
     for width in (np.uint8, np.uint16, np.uint32):  # title term ids: as many bytes as needed
         loops.shared_counts(indptr, frozen(np.zeros(2, dtype=width)), np.zeros(1, dtype=np.int64),
                             np.zeros(1, dtype=width))
-    loops.best_cover(np.ones(1, dtype=np.int64), np.ones(1, dtype=np.int64), 1, 0.5, 0.5)

@@ -79,7 +79,9 @@ def shared_counts(indptr, cols, docs, wanted):
 
 
 def best_cover(shared, sizes, query_size, title_covered, query_covered) -> int:
-    """The first position whose title covers the query best, or -1."""
+    """The first position whose title covers the query best, or -1: `shared` terms of
+    a title of `sizes` terms, at least `title_covered` of the title and `query_covered`
+    of the query's `query_size` terms; the cover is the product of the two shares."""
     best, best_cover = -1, 0.0
     for i in range(len(shared)):
         if sizes[i] == 0:
