@@ -7,6 +7,7 @@ from itertools import islice
 
 import pytest
 
+from adapters.bench.search import runner
 from adapters.bench.search.runner import run_bench, table
 from adapters.bench.search.synthetic import (
     SeedPools,
@@ -100,7 +101,8 @@ def test_the_command_writes_json_and_a_picture(tmp_path):
     assert "| engine" in result.stdout
 
 
-def test_whole_times_paperclub_import_and_the_bots_search_command(tmp_path):
+def test_whole_times_paperclub_import_and_the_bots_search_command(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "COLD_RUNS", 1)  # each is a process of its own
     (ours,) = run_bench(
         [1_500], ["paperclub"], tmp_path, query_count=10, log=lambda _: None, whole=True
     )
