@@ -13,7 +13,6 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import numpy as np
-from rapidfuzz.distance import OSA
 
 from bot.corpus.indexed import IndexedPaper
 from bot.search import postings
@@ -235,6 +234,8 @@ class SearchIndex:
         """The closest word any segment suggests; the oldest (largest) wins ties."""
         found = [p.content.spelling.closest(word) for p in self.parts]
         candidates = [w for w in found if w is not None]
+        from rapidfuzz.distance import OSA  # here: only a query that matches nothing needs it
+
         return min(candidates, key=lambda w: OSA.distance(word, w), default=None)
 
     # --- ranking -------------------------------------------------------------------

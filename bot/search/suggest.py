@@ -25,8 +25,6 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 
 import numpy as np
-from rapidfuzz import process
-from rapidfuzz.distance import OSA
 
 from bot.search.arrays import Arrays, StringTable
 
@@ -111,6 +109,9 @@ class Spelling:
         """(distance, -count, word) of the best candidate, or None."""
         if not candidates:
             return None
+        from rapidfuzz import process  # here: only a query that matches nothing needs it
+        from rapidfuzz.distance import OSA
+
         distances = process.cdist(
             [word], candidates, scorer=OSA.distance, score_cutoff=edits, dtype=np.int32
         )[0]

@@ -7,11 +7,10 @@ build, so past `PARALLEL_AFTER` papers the batches go to a pool of processes.
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +18,9 @@ from bot.collector import without_cycle_collection
 from bot.corpus.indexed import IndexedPaper
 from bot.search.batch import Batch
 from bot.search.tokens import Tokenizer
+
+if TYPE_CHECKING:  # the pool loads when a build is big enough to use it: a search never does
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +154,9 @@ def _worker_pool(
     workers: int, tokenizer_type: type[Tokenizer], niceness: int = 0
 ) -> ProcessPoolExecutor:
     """Tokenising processes, each with a tokenizer of its own."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context("spawn"),  # fork is unsafe in a threaded bot
