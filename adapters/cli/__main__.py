@@ -1,5 +1,5 @@
 """`python -m adapters.cli`: the `paperclub` command without the installed script."""
 
-from adapters.cli.main import main
+from adapters.cli.main import run
 
-raise SystemExit(main())
+run()

@@ -76,3 +76,61 @@ def test_every_subcommand_names_a_function_that_exists():
             assert callable(getattr(module, func.__name__, None)), f"paperclub {' '.join(path)}: {func.module}:{func.__name__}"
             checked += 1
     assert checked >= 15
+
+
+EXIT_PROBE = """
+import atexit, sys
+from adapters.cli import main as cli
+
+class Freed:  # says so when teardown frees it, as it frees every module's globals
+    def __del__(self):
+        print("torn down", file=sys.stderr)
+
+kept = Freed()
+
+def handler_after_the_command():  # registered after run()'s: Python runs it before
+    print("handler ran", file=sys.stderr)
+
+cli.main = lambda: (atexit.register(handler_after_the_command), print("x" * 200_000), int(sys.argv[1]))[-1]
+cli.run()
+"""
+
+
+@pytest.mark.parametrize("status", [0, 2])
+def test_the_script_leaves_without_teardown_keeping_status_output_and_handlers(status):
+    """`paperclub` skips the interpreter's teardown once a command has returned: its exit
+    status, all it printed into a pipe (past any buffer) and the exit handlers its
+    command registered all survive; what teardown would free is never freed."""
+    done = subprocess.run([sys.executable, "-c", EXIT_PROBE, str(status)], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == status
+    assert done.stdout == "x" * 200_000 + "\n"
+    assert done.stderr == "handler ran\n"
+
+
+def test_the_installed_script_and_python_m_use_run():
+    """Both ways of starting paperclub go through run(), not main()."""
+    import tomllib
+
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["paperclub"] == "adapters.cli.main:run"
+    assert "run()" in (REPO / "adapters" / "cli" / "__main__.py").read_text()
+
+
+def test_a_command_that_leaves_early_still_closes_its_database(tmp_path):
+    """Leaving without teardown must not leave the write-ahead log behind: closing the
+    last SQLite connection folds it into the file, so the file alone (as a backup copies
+    it) holds what the import wrote."""
+    import shutil
+    import sqlite3
+
+    db = tmp_path / "club.db"
+    corpus = REPO / "bot" / "demo_corpus" / "iclr2021-openreview.md"
+    done = subprocess.run([sys.executable, "-m", "adapters.cli", "--database-url", f"sqlite:///{db}",
+                           "import", "--collection", "c", str(corpus)], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "club.db-wal").exists()
+    shutil.copy(db, tmp_path / "copy.db")
+    with sqlite3.connect(tmp_path / "copy.db") as copy:
+        assert copy.execute("select count(*) from papers").fetchone()[0] > 100
