@@ -8,8 +8,6 @@ import xml.sax
 from typing import Any
 from xml.parsers.expat import errors as expat_errors
 
-import feedparser
-
 from bot.corpus import identifiers
 from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 
@@ -33,6 +31,8 @@ def looks_like(text: str) -> bool:
 
 
 def parse(text: str, path: str) -> list[PaperRecord]:
+    import feedparser  # here: detecting formats (every import does) must not load it
+
     # Handed over as a stream so feedparser never takes the text for a file name or URL;
     # the header says UTF-8 because the text was decoded already, whatever its prolog says.
     feed = feedparser.parse(

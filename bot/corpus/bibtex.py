@@ -11,19 +11,13 @@ import logging
 import re
 import unicodedata
 
-import bibtexparser
-from bibtexparser.exceptions import BlockAbortedException
-from bibtexparser.model import (
-    Block,
-    DuplicateBlockKeyBlock,
-    DuplicateFieldKeyBlock,
-    Entry,
-    ImplicitComment,
-    ParsingFailedBlock,
-)
+from typing import TYPE_CHECKING
 
 from bot.corpus.identifiers import arxiv_id, normalise_ids
 from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
+
+if TYPE_CHECKING:  # bibtexparser loads when a BibTeX file is parsed, not when formats are detected
+    from bibtexparser.model import Block, Entry
 
 # Each failed block is reported here as FILE:LINE; the parser's own warning about it
 # (with 0-based line numbers) would only repeat it, confusingly, on stderr.
@@ -51,6 +45,8 @@ def looks_like(text: str) -> bool:
 
 
 def parse(text: str, path: str) -> list[PaperRecord]:
+    import bibtexparser
+
     library = bibtexparser.parse_string(text)
     if library.failed_blocks:
         block = min(library.failed_blocks, key=lambda b: b.start_line)
@@ -60,6 +56,8 @@ def parse(text: str, path: str) -> list[PaperRecord]:
 
 
 def _failure(block: Block, end: int) -> str:
+    from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
+
     if isinstance(block, DuplicateBlockKeyBlock):
         return f"the citation key {block.key!r} is used twice"
     if isinstance(block, DuplicateFieldKeyBlock):
@@ -71,6 +69,9 @@ def _failure(block: Block, end: int) -> str:
 
 def _open_at_end(block: Block, end: int) -> bool:
     """True when the parser gave up on the block because the text ran out."""
+    from bibtexparser.exceptions import BlockAbortedException
+    from bibtexparser.model import ParsingFailedBlock
+
     error = block.error if isinstance(block, ParsingFailedBlock) else None
     if not isinstance(error, BlockAbortedException):
         return False
@@ -80,6 +81,8 @@ def _open_at_end(block: Block, end: int) -> bool:
 def _refuse_dangling_entry(blocks: list[Block], path: str) -> None:
     """A file cut right after an entry's "@article" leaves it as comment text, which
     bibtexparser accepts; BibTeX text never ends on an entry type."""
+    from bibtexparser.model import ImplicitComment
+
     last = blocks[-1] if blocks else None
     if isinstance(last, ImplicitComment) and _DANGLING.fullmatch(last.comment.strip()):
         message = f"the file ends on {last.comment.strip()!r}, without its entry: is it truncated?"

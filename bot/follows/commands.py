@@ -15,8 +15,6 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from rapidfuzz import fuzz, process
-
 from bot.adding.fetching import FetchPool, MemberBusy, Stopped
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.fetch import FetchError
@@ -196,6 +194,8 @@ class FollowCommands(Feature):
     def _unknown_category(self, given: str, typed: str) -> str:
         """What to say to a category arXiv does not have: the ids spelt like it, and the
         categories whose names read like what was typed ("machine learning")."""
+        from rapidfuzz import fuzz, process  # here: only a category arXiv lacks needs it
+
         shown = typed[:60]
         close = process.extract(given, list(self.taxonomy), scorer=fuzz.WRatio, limit=5, score_cutoff=60,
                                 processor=str.casefold)

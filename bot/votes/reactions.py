@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 
-import emoji as emoji_data
 from sqlalchemy import delete, or_, select, true
 from sqlalchemy.orm import Session
 
@@ -54,6 +53,8 @@ def emoji_key(text: str) -> str | None:
     custom = _DISCORD_CUSTOM.fullmatch(text)
     if custom:
         return f":{custom.group(1).lower()}:"
+    import emoji as emoji_data  # here: loading its tables is ~20 ms of every start-up
+
     code = _SHORTCODE.fullmatch(text)
     if code:
         shortcode = f":{code.group(1).lower()}:"
@@ -102,6 +103,8 @@ def _showing(mark: ReactionMark, kind: str, added: bool, ordered: bool) -> str |
 
 def split_emoji(args: str) -> list[str]:
     """The emoji a member typed, spaces between them or not (`👍👎✅`)."""
+    import emoji as emoji_data
+
     words = args.split()
     if len(words) == 1 and emoji_key(words[0]) is None:
         found = emoji_data.emoji_list(words[0])

@@ -6,8 +6,6 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from cryptography.fernet import Fernet, InvalidToken
-
 
 class KeyBox:
     """Encrypts and decrypts API keys with the operator's secret; `None` secret: no box."""
@@ -15,6 +13,8 @@ class KeyBox:
     def __init__(self, secret: str):
         # The secret is a long random string, not a Fernet key: SHA-256 turns any such
         # string into the 32 bytes Fernet wants (its entropy is the secret's own).
+        from cryptography.fernet import Fernet  # here: only a channel with a Zotero key needs it
+
         digest = hashlib.sha256(b"paperclub zotero api keys\0" + secret.encode("utf-8")).digest()
         self._fernet = Fernet(base64.urlsafe_b64encode(digest))
 
@@ -23,6 +23,8 @@ class KeyBox:
 
     def open(self, sealed: str) -> str | None:
         """The key, or None when it was sealed under another secret (the secret changed)."""
+        from cryptography.fernet import InvalidToken
+
         try:
             return self._fernet.decrypt(sealed.encode("ascii")).decode("utf-8")
         except (InvalidToken, ValueError):
