@@ -13,12 +13,16 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
-from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pylatexenc.latex2text import LatexNodes2Text
 
 log = logging.getLogger(__name__)
 
 _BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"  # an argument, braces nested 3 deep
-MARKUP = re.compile(
+# Compiled when a card first needs it (_markup): compiling it is ~15 ms of start-up.
+MARKUP = (
     # A link is kept whole: a ~ or _ or backslash in it is part of the address.
     r"(?P<url>(?:https?://|www\.)\S+)"
     # $...$ by pandoc's rule: no space inside either dollar and no digit right after the
@@ -55,7 +59,7 @@ EXPORTED_END = re.compile(r"\\?\$$")  # and its closing "\$" or "$" before the l
 ESCAPED_NAME = re.compile(r"\\\\(?=[A-Za-z])")
 PLACEHOLDER = 0xE000  # private-use characters stand in for scripts while pylatexenc runs
 # Readers know ε as epsilon (LaTeX's own \epsilon is the rarer lunate ϵ); \| is a norm.
-OWN_MACROS = (MacroTextSpec("epsilon", "ε"), MacroTextSpec("|", "‖"))
+OWN_MACROS = (("epsilon", "ε"), ("|", "‖"))
 
 
 def readable(text: str) -> str:
@@ -74,7 +78,8 @@ def readable(text: str) -> str:
 def _pieces(text: str) -> Iterator[str]:
     """The text between the spans as written, and each span converted."""
     done = start = 0
-    while match := MARKUP.search(text, start):
+    markup = _markup()
+    while match := markup.search(text, start):
         if match.lastgroup in ("math", "escaped") and _prose(match[0]):
             start = match.start() + 1  # "$5 and saves 50% ... 8$": look past that dollar
             continue
@@ -174,8 +179,16 @@ def _known(name: str) -> bool:
 
 
 @lru_cache(maxsize=1)
+def _markup() -> re.Pattern[str]:
+    return re.compile(MARKUP)
+
+
+@lru_cache(maxsize=1)
 def _converter() -> LatexNodes2Text:
     """One converter per process: building its macro table is the slow part."""
+    from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+
     context = get_default_latex_context_db().filter_context()  # a copy, so ours stay ours
-    context.add_context_category("paperclub", macros=OWN_MACROS, prepend=True)
+    own = [MacroTextSpec(name, text) for name, text in OWN_MACROS]
+    context.add_context_category("paperclub", macros=own, prepend=True)
     return LatexNodes2Text(latex_context=context, math_mode="text", strict_latex_spaces=False)
