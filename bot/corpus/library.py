@@ -108,8 +108,15 @@ class Library:
     def papers_changed(self, since: int) -> Iterator[IndexedPaper]:
         """The papers added or changed by the imports after revision `since`, in id order,
         as `papers` gives them: `papers_changed(0)` is every paper, and
-        `papers_changed(self.revision())` none (until the next import)."""
-        return self._indexed(revisions.changed_since(since))
+        `papers_changed(self.revision())` none (until the next import).
+
+        Their ids come first, from the changed_revision index, sorted here: asked for in
+        id order, SQLite walks every paper by id to skip the sort (a day's 1,000 new
+        papers read the whole table: 70 ms at 100k papers, seconds at all of arXiv)."""
+        with self.db.session() as session:
+            ids = sorted(session.scalars(select(Paper.id).where(revisions.changed_since(since))))
+        for start in range(0, len(ids), CHUNK):
+            yield from self._index_rows(Paper.__table__.c.id.in_(ids[start : start + CHUNK]))
 
     def changed_count(self, since: int) -> int:
         """How many papers `papers_changed(since)` yields (counted on the index)."""
@@ -137,36 +144,40 @@ class Library:
             yield from chunk
             last = chunk[-1].id
 
-    def _indexed(self, *conditions: Any) -> Iterator[IndexedPaper]:
-        """The papers as the search index takes them, read as plain rows: the
-        columns the index wants and each paper's collections, two queries a chunk, rather
-        than Paper objects with their sources' fields (an abstract each) and ids."""
+    def _indexed(self) -> Iterator[IndexedPaper]:
+        """Every paper as the search index takes it, CHUNK at a time by id."""
+        last = 0
+        while chunk := self._index_rows(Paper.__table__.c.id > last, limit=CHUNK):
+            yield from chunk
+            last = chunk[-1].paper_id
+
+    def _index_rows(self, condition: Any, limit: int | None = None) -> list[IndexedPaper]:
+        """The papers meeting `condition` in id order, as the search index takes them, read
+        as plain rows in one short transaction: the columns the index wants and each
+        paper's collections, two queries, rather than Paper objects with their sources'
+        fields (an abstract each) and ids."""
         papers, sources = Paper.__table__, PaperSource.__table__
         names = ("id", "title", "abstract", "track", "award")
         # The three JSON lists as their text, decoded by one json.loads a row: a third of
         # the calls, which cost more than the decoding itself (a list is mostly short).
         lists = [cast(papers.c[name], Text) for name in ("authors", "tags", "notes")]
         columns = [*(papers.c[name] for name in names), *lists]
-        last = 0
-        while True:
-            with self.db.session() as session:
-                query = select(*columns).where(papers.c.id > last, *conditions)
-                rows = session.execute(query.order_by(papers.c.id).limit(CHUNK)).all()
-                if not rows:
-                    return
-                ids = [row.id for row in rows]
-                held: dict[int, set[str]] = {}
-                query = select(sources.c.paper_id, sources.c.collection).distinct()
-                query = query.where(sources.c.paper_id.in_(ids))
-                for paper_id, collection in session.execute(query):
-                    held.setdefault(paper_id, set()).add(collection)
-            for paper_id, title, abstract, track, award, *texts in rows:
-                authors, tags, notes = json.loads(f"[{','.join(texts)}]")
-                yield index_form(
-                    paper_id, title, abstract, notes, authors, track, award, tags,
-                    held.get(paper_id, ()),
-                )
-            last = ids[-1]
+        with self.db.session() as session:
+            rows = session.execute(select(*columns).where(condition).order_by(papers.c.id).limit(limit)).all()
+            if not rows:
+                return []
+            held: dict[int, set[str]] = {}
+            query = select(sources.c.paper_id, sources.c.collection).distinct()
+            query = query.where(sources.c.paper_id.in_([row.id for row in rows]))
+            for paper_id, collection in session.execute(query):
+                held.setdefault(paper_id, set()).add(collection)
+        found = []
+        for paper_id, title, abstract, track, award, *texts in rows:
+            authors, tags, notes = json.loads(f"[{','.join(texts)}]")
+            found.append(index_form(
+                paper_id, title, abstract, notes, authors, track, award, tags, held.get(paper_id, ()),
+            ))
+        return found
 
     def get_many(self, paper_ids: Iterable[int]) -> dict[int, Paper]:
         ids = list(paper_ids)

@@ -61,6 +61,34 @@ def test_papers_changed_pages_through_more_than_one_chunk(db, monkeypatch):
     assert ids == sorted(ids) and len(set(ids)) == SEED_COUNTS["blog-review"]
 
 
+def test_a_days_changes_are_read_by_the_changed_revision_index_not_the_whole_table(tmp_path):
+    """SQLite, asked for changed papers in id order, walked every paper by id to avoid a
+    sort: a day's import into all of arXiv read the whole table. Every statement
+    papers_changed runs is planned on an index, never as a scan of papers."""
+    from sqlalchemy import event
+
+    db = Database(f"sqlite:///{tmp_path / 'plan.db'}")
+    db.upgrade()
+    library = Library(db)
+    store(library, [record(n) for n in range(1, 40)])
+    revision = library.revision()
+    store(library, [record(n) for n in range(40, 45)])
+    statements: list[tuple[str, tuple]] = []
+
+    def seen(_connection, _cursor, sql, params, *_):
+        statements.append((sql, params))
+
+    event.listen(db.engine, "before_cursor_execute", seen)
+    assert len(changed_ids(library, revision)) == 5
+    event.remove(db.engine, "before_cursor_execute", seen)
+    with db.engine.connect() as connection:
+        plans = [" ".join(row[-1] for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params))
+                 for sql, params in statements if sql.lstrip().upper().startswith("SELECT")]
+    assert any("ix_papers_changed_revision" in plan for plan in plans)
+    assert not [plan for plan in plans if "SCAN papers" in plan or "rowid>?" in plan], plans
+    db.dispose()
+
+
 def test_reimporting_the_same_file_changes_nothing(db):
     library = Library(db)
     library.import_file(SEED_FILES["blog-review"], collection="blog")
