@@ -163,13 +163,14 @@ class Library:
         lists = [cast(papers.c[name], Text) for name in ("authors", "tags", "notes")]
         columns = [*(papers.c[name] for name in names), *lists]
         with self.db.session() as session:
-            rows = session.execute(select(*columns).where(condition).order_by(papers.c.id).limit(limit)).all()
+            query = select(*columns).where(condition).order_by(papers.c.id).limit(limit)
+            rows = session.execute(query).all()
             if not rows:
                 return []
             held: dict[int, set[str]] = {}
-            query = select(sources.c.paper_id, sources.c.collection).distinct()
-            query = query.where(sources.c.paper_id.in_([row.id for row in rows]))
-            for paper_id, collection in session.execute(query):
+            held_query = select(sources.c.paper_id, sources.c.collection).distinct()
+            held_query = held_query.where(sources.c.paper_id.in_([row.id for row in rows]))
+            for paper_id, collection in session.execute(held_query):
                 held.setdefault(paper_id, set()).add(collection)
         found = []
         for paper_id, title, abstract, track, award, *texts in rows:

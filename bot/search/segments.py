@@ -89,10 +89,10 @@ def global_stats(
     # Terms are matched across segments by digest: equal strings, equal digests.
     keys = np.concatenate([c.keys() for c in contents])
     df = np.concatenate(frequencies)
-    order = np.lexsort((keys[:, 1], keys[:, 0]))
+    order = digest_order(keys)
     ordered = keys[order]
     starts = np.ones(len(order), dtype=bool)
-    starts[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    starts[1:] = (ordered[1:, 0] != ordered[:-1, 0]) | (ordered[1:, 1] != ordered[:-1, 1])
     group = np.cumsum(starts) - 1
     total = np.bincount(group, weights=df[order]).astype(np.int64)
     idf = _floored_idf(total, live_docs, params.epsilon)
@@ -100,6 +100,20 @@ def global_stats(
     per_term[order] = idf[group]
     bounds = np.cumsum([0] + [len(f) for f in frequencies])
     return [Stats(per_term[bounds[i] : bounds[i + 1]], avgdl) for i in range(len(contents))]
+
+
+def digest_order(keys: np.ndarray) -> np.ndarray:
+    """An order of the rows of `keys` (128-bit digests as two uint64) that puts equal
+    digests next to each other: by their first half alone, one sort where lexsort takes
+    two (~0.1 s at a million papers' vocabulary, on every index update); by both halves
+    when two different digests share a first half (64 random bits: about one chance in
+    sixty million among all of arXiv's 750,000 terms)."""
+    order = np.argsort(keys[:, 0], kind="stable")
+    first = keys[order, 0]
+    shared = np.flatnonzero(first[1:] == first[:-1])
+    if len(shared) and np.any(keys[order[shared], 1] != keys[order[shared + 1], 1]):
+        return np.lexsort((keys[:, 1], keys[:, 0]))
+    return order
 
 
 def joined(

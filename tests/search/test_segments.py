@@ -18,7 +18,7 @@ from bot.corpus.indexed import IndexedPaper
 from bot.search.files import SEGMENTS, IndexStore
 from bot.search.index import SearchIndex
 from bot.search.query import Query
-from bot.search.segments import live_masks, merge_plan
+from bot.search.segments import digest_order, live_masks, merge_plan
 from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 
@@ -276,3 +276,30 @@ def test_searches_from_eight_threads_see_one_consistent_set_while_segments_chang
 def test_an_index_of_one_segment_keeps_its_content(tmp_path):
     index = SearchIndex(1, Tokenizer(), [])
     assert len(index) == 0 and index.search(Query.parse("graph"), 5) == []
+
+
+def _runs_are_whole(keys: np.ndarray, order: np.ndarray) -> bool:
+    """Each distinct digest's rows form one run in `order`."""
+    rows = [tuple(r) for r in keys[order].tolist()]
+    seen, previous = set(), None
+    for row in rows:
+        if row != previous and row in seen:
+            return False
+        seen.add(row)
+        previous = row
+    return True
+
+
+def test_digest_order_groups_equal_digests_even_when_first_halves_collide():
+    """Segments' terms are matched by 128-bit digests sorted on their first half: equal
+    digests must end up side by side, also when two different ones share that half."""
+    rng = np.random.default_rng(7)
+    keys = rng.integers(0, 2**63, size=(2_000, 2), dtype=np.uint64)
+    keys = np.concatenate([keys, keys[::3]])  # terms two segments share
+    order = digest_order(keys)
+    assert _runs_are_whole(keys, order) and sorted(order.tolist()) == list(range(len(keys)))
+    # Different digests with one first half, between copies of one of them: sorted by
+    # the first half alone (stably), the two copies of (5, 1) would be split by (5, 2).
+    collide = np.array([[5, 1], [5, 2], [5, 1], [9, 9]], dtype=np.uint64)
+    assert not _runs_are_whole(collide, np.argsort(collide[:, 0], kind="stable"))
+    assert _runs_are_whole(collide, digest_order(collide))
