@@ -12,7 +12,6 @@ import logging
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-
 from typing import TYPE_CHECKING
 
 from bot.corpus.identifiers import arxiv_id, normalise_ids
 from bot.corpus.records import CorpusFormatError, PaperRecord, clean_space
 
-if TYPE_CHECKING:  # bibtexparser loads when a BibTeX file is parsed, not when formats are detected
+if TYPE_CHECKING:  # bibtexparser loads to parse a BibTeX file, not to detect formats
     from bibtexparser.model import Block, Entry
 
 # Each failed block is reported here as FILE:LINE; the parser's own warning about it
