@@ -222,8 +222,8 @@ NO_BENCH = ("the benchmarks need a source checkout (an installed wheel leaves th
 def run() -> None:
     """The `paperclub` script: main(), then out without the interpreter's teardown.
 
-    Teardown frees every module and object one by one: with SQLAlchemy's mappers and
-    numpy loaded it takes ~0.15-0.2 s, longer than a search. A finished command has
+    Teardown frees every module and object one by one: with SQLAlchemy's mappers, numpy
+    and the features loaded it took 0.2-0.4 s (docs/performance.md). A finished command has
     nothing left to save: Python has joined its threads and runs every other exit handler
     (logging's flush, worker pools' shutdown) before this one, registered first and so
     run last. What it did need from teardown is done here: what nothing refers to any more
