@@ -82,11 +82,29 @@ def _same_bm25(a: IndexContent, b: IndexContent) -> None:
             assert np.array_equal(np.asarray(left[name]), np.asarray(right[name])), name
 
 
-def test_nothing_is_tokenised_ahead_for_a_small_import(papers, monkeypatch):
+def test_a_small_import_is_tokenised_on_a_thread_not_on_workers(papers, monkeypatch):
     monkeypatch.setattr(tokenising, "AHEAD_AFTER", 1_000)
+    monkeypatch.setattr(tokenising, "_worker_pool", _no_workers)
+    ahead = TokenisedAhead(Tokenizer, workers=2)
+    ahead.add(papers[:120])  # two files' flushes
+    ahead.add(papers[120:])
+    tokenised = ahead.result()
+    assert tokenised is not None
+    assert tokenised.paper_ids.tolist() == [p.paper_id for p in papers]
+    _same_bm25(
+        IndexContent.build(papers, Tokenizer(), ahead=tokenised),
+        IndexContent.build(papers, Tokenizer()),
+    )
+
+
+def _no_workers(*args, **kwargs):
+    raise AssertionError("a worker process was started for a small import")
+
+
+def test_nothing_told_nothing_tokenised():
     ahead = TokenisedAhead(Tokenizer, workers=1)
-    ahead.add(papers)
-    assert ahead.result() is None  # no worker started: the build tokenises them itself
+    ahead.add([])
+    assert ahead.result() is None
 
 
 def test_a_worker_that_dies_costs_the_head_start_not_the_import(
