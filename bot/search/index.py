@@ -17,7 +17,7 @@ import numpy as np
 from bot.corpus.indexed import IndexedPaper
 from bot.search import postings
 from bot.search.batch import field_value_key, plain_terms
-from bot.search.bm25 import Bm25Index, Bm25Params, Matched
+from bot.search.bm25 import Bm25Index, Bm25Params, Matched, Stats
 from bot.search.content import IndexContent
 from bot.search.engine import Hit, drawn
 from bot.search.query import FILTER_PATTERN, Query
@@ -56,7 +56,10 @@ class SearchIndex:
         content: IndexContent | Sequence[tuple[str, IndexContent]],
         params: Bm25Params | None = None,
         version: str | None = None,
+        stats: Sequence[Stats] | None = None,
     ):
+        """`stats`: the segments' global statistics where the caller has them already
+        (bot.search.segments.joined); computed here otherwise."""
         self.revision = revision
         self.tokenizer = tokenizer
         self.version = version  # the stored version it was loaded from, if any
@@ -64,7 +67,10 @@ class SearchIndex:
         contents = [c for _name, c in named]
         params = params or (contents[0].bm25.params if contents else Bm25Params())
         lives = live_masks(contents)
-        stats = global_stats(contents, lives, params) if len(contents) > 1 else None
+        if len(contents) < 2:
+            stats = None  # one segment is scored with its own
+        elif stats is None:
+            stats = global_stats(contents, lives, params)
         self.parts: list[Part] = []
         offset = 0
         for i, (name, part) in enumerate(named):

@@ -118,12 +118,14 @@ def digest_order(keys: np.ndarray) -> np.ndarray:
 
 def joined(
     older: Sequence[IndexContent], new: IndexContent, params: Bm25Params
-) -> IndexContent:
+) -> tuple[IndexContent, list[Stats]]:
     """`new`, about to follow the `older` segments, with its bounds recomputed from the
-    global statistics of them all: tight for the index it joins when it is written."""
+    global statistics of them all (tight for the index it joins when it is written), and
+    those statistics per segment: the index of them all is scored with them, and need
+    not compute them again (a fifth of adding a day to a million papers)."""
     contents = [*older, new]
-    stats = global_stats(contents, live_masks(contents), params)[-1]
-    return new.with_bm25(new.bm25.reimpacted(stats))
+    stats = global_stats(contents, live_masks(contents), params)
+    return new.with_bm25(new.bm25.reimpacted(stats[-1])), stats
 
 
 def _floored_idf(df: np.ndarray, doc_count: int, epsilon: float) -> np.ndarray:

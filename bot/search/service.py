@@ -19,7 +19,7 @@ from pathlib import Path
 from bot.corpus.indexed import IndexedPaper
 from bot.search import postings
 from bot.search.batch import Batch
-from bot.search.bm25 import Bm25Params
+from bot.search.bm25 import Bm25Params, Stats
 from bot.search.content import IndexContent
 from bot.search.files import (
     IndexStore,
@@ -150,12 +150,13 @@ class SearchService:
             revision = self.loader.revision()
             if self._extendable(stored, revision):
                 base = self._open(stored)
-                named = self._with_changes(base)
+                named, stats = self._with_changes(base)
                 segments = [
                     name if name else self.store.write_segment(content.arrays())
                     for name, content in named
                 ]
             else:
+                stats = None
                 previous = self._index if self._index and len(self._index.parts) == 1 else None
                 if previous is None and stored is not None and self._same_format(stored):
                     opened = self._open(stored)
@@ -166,20 +167,26 @@ class SearchService:
             version = self.store.save_version(segments, self._meta(revision, named))
             contents = [(name, content) for name, (_n, content) in zip(version.segments, named)]
             # The new segment is served from memory, the others from the mapped files.
-            return SearchIndex(revision, self.tokenizer, contents, self.params, version.name)
+            return SearchIndex(
+                revision, self.tokenizer, contents, self.params, version.name, stats
+            )
 
     def _in_memory(self, revision: int) -> SearchIndex:
         previous = self._index
         if previous is not None and self._changes_known() and previous.revision <= revision:
-            index = SearchIndex(revision, self.tokenizer, self._with_changes(previous), self.params)
+            named, stats = self._with_changes(previous)
+            index = SearchIndex(revision, self.tokenizer, named, self.params, stats=stats)
             start = merge_plan([p.live_count for p in index.parts])
             return index if start is None else self._merged(index, start)
         single = previous if previous is not None and len(previous.parts) == 1 else None
         return self._build(revision, single)
 
-    def _with_changes(self, base: SearchIndex) -> list[tuple[str, IndexContent]]:
+    def _with_changes(
+        self, base: SearchIndex
+    ) -> tuple[list[tuple[str, IndexContent]], list[Stats] | None]:
         """The base's segments and, when papers changed since its revision, a new one of
-        them (named "" until it is stored), its impacts from the new global statistics."""
+        them (named "" until it is stored), its impacts from the new global statistics;
+        and those statistics, when there is a new segment."""
         started = time.perf_counter()
         named = [(p.name, p.content) for p in base.parts]
         content = IndexContent.build(
@@ -188,15 +195,17 @@ class SearchService:
             self.params,
             ahead=self._tokenised_ahead(),
         )
+        stats = None
         if content.doc_count:
-            named.append(("", joined([c for _name, c in named], content, self.params)))
+            new, stats = joined([c for _name, c in named], content, self.params)
+            named.append(("", new))
         log.info(
             "search index: a segment of %d changed papers after revision %d in %.2f s",
             content.doc_count,
             base.revision,
             time.perf_counter() - started,
         )
-        return named
+        return named, stats
 
     def _changes_known(self) -> bool:
         return hasattr(self.loader, "papers_changed")
@@ -284,7 +293,7 @@ class SearchService:
         merged = IndexContent.merge([(p.content, p.live) for p in run], self.tokenizer, self.params)
         if not merged.doc_count:
             return None
-        return joined([p.content for p in index.parts[:start]], merged, self.params)
+        return joined([p.content for p in index.parts[:start]], merged, self.params)[0]
 
     def _merge_soon(self) -> None:
         index = self._index

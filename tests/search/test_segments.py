@@ -15,6 +15,8 @@ from rank_bm25 import BM25Okapi
 
 from adapters.bench.search.realistic import RealisticCorpus
 from bot.corpus.indexed import IndexedPaper
+from bot.search import index as index_module
+from bot.search import segments
 from bot.search.files import SEGMENTS, IndexStore
 from bot.search.index import SearchIndex
 from bot.search.query import Query
@@ -125,20 +127,38 @@ def test_segments_and_deletions_score_exactly_like_rank_bm25(realistic, tmp_path
         assert np.allclose([h.score for h in again], [h.score for h in before], rtol=0, atol=1e-9)
 
 
-def test_a_new_revision_adds_a_segment_and_reads_only_the_changed_papers(realistic, tmp_path):
+def test_a_new_revision_adds_a_segment_and_reads_only_the_changed_papers(
+    realistic, tmp_path, monkeypatch
+):
     corpus = ChangingCorpus(realistic[:3_000])
     service = SearchService(corpus, index_dir=tmp_path / "idx", merge_in_background=False)
     first = service.current()
     read = []
     original = corpus.papers_changed
     corpus.papers_changed = lambda since: read.extend(original(since)) or original(since)
+    computed = _counting_global_stats(monkeypatch)
     added = _renumbered(realistic[3_000:3_001], 50_000)
     corpus.put(added)
     index = service.current()
     assert [p.paper_id for p in read] == [50_000]  # not the 3,000 others
+    assert len(computed) == 1  # the new segment's bounds and the index share them
     assert len(index.parts) == len(first.parts) + 1
     hits = index.search(Query.parse(added[0].title), 1)
     assert hits and hits[0].paper_id == 50_000
+
+
+def _counting_global_stats(monkeypatch) -> list[int]:
+    """Each computation of the global statistics, by the segments it was asked for."""
+    calls: list[int] = []
+    real = segments.global_stats
+
+    def counting(contents, lives, params):
+        calls.append(len(contents))
+        return real(contents, lives, params)
+
+    monkeypatch.setattr(segments, "global_stats", counting)
+    monkeypatch.setattr(index_module, "global_stats", counting)
+    return calls
 
 
 def test_filters_titles_and_similar_see_only_live_copies(tmp_path):
