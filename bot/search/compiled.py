@@ -128,21 +128,6 @@ def live_doc_freq(indptr, cols, live):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def shared_counts(indptr, cols, docs, wanted):  # pragma: no cover - compiled
-    """(how many of `wanted` (ascending ids) each document's row holds, the row's size)."""
-    shared = np.zeros(len(docs), dtype=np.int64)
-    sizes = np.zeros(len(docs), dtype=np.int64)
-    for i in range(len(docs)):
-        start, end = indptr[docs[i]], indptr[docs[i] + 1]
-        sizes[i] = end - start
-        for j in range(start, end):
-            at = _first_at_least(wanted, 0, len(wanted), cols[j])
-            if at < len(wanted) and wanted[at] == cols[j]:
-                shared[i] += 1
-    return shared, sizes
-
-
-@njit(cache=True, nogil=True)
 def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm):  # pragma: no cover
     """Per term, its highest impact (what no document can get more of from it)."""
     highest = np.zeros(len(indptr) - 1, dtype=np.float64)

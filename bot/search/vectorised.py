@@ -67,34 +67,6 @@ def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm)
     return best.astype(np.int64), scores[best], tf_of
 
 
-def shared_counts(indptr, cols, docs, wanted):
-    """(how many of `wanted` each document's row holds, the row's size)."""
-    shared = np.zeros(len(docs), dtype=np.int64)
-    sizes = np.zeros(len(docs), dtype=np.int64)
-    for i, doc in enumerate(docs):
-        row = cols[indptr[doc] : indptr[doc + 1]]
-        sizes[i] = len(row)
-        shared[i] = np.count_nonzero(np.isin(row, wanted))
-    return shared, sizes
-
-
-def best_cover(shared, sizes, query_size, title_covered, query_covered) -> int:
-    """The first position whose title covers the query best, or -1: `shared` terms of
-    a title of `sizes` terms, at least `title_covered` of the title and `query_covered`
-    of the query's `query_size` terms; the cover is the product of the two shares."""
-    best, best_cover = -1, 0.0
-    for i in range(len(shared)):
-        if sizes[i] == 0:
-            continue
-        title_share = shared[i] / sizes[i]
-        query_share = shared[i] / query_size
-        if title_share >= title_covered and query_share >= query_covered:
-            cover = title_share * query_share
-            if cover > best_cover:
-                best, best_cover = i, cover
-    return best
-
-
 def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm) -> np.ndarray:
     """Per term, its highest impact, and 0 for a term whose impacts are all below (the
     compiled loop starts its maximum at 0)."""

@@ -104,22 +104,6 @@ def test_a_short_lived_process_builds_large_segments_compiled(monkeypatch):
     assert postings._loops_for(large) is compiled
 
 
-def test_title_cover_counts_match():
-    rng = np.random.default_rng(6)
-    lengths = rng.integers(0, 8, size=50)
-    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    cols = postings.frozen(np.concatenate([np.sort(rng.choice(40, n, replace=False))
-                                           for n in lengths]).astype(np.uint8))
-    docs = np.sort(rng.choice(50, 20, replace=False)).astype(np.int64)
-    wanted = np.sort(rng.choice(40, 5, replace=False)).astype(np.uint8)
-    got = vectorised.shared_counts(postings.frozen(indptr), cols, docs, wanted)
-    want = compiled.shared_counts(postings.frozen(indptr), cols, docs, wanted)
-    assert [a.tolist() for a in got] == [a.tolist() for a in want]
-    assert got[0].sum() > 0
-    covers = [vectorised.best_cover(*got, 5, covered, covered) for covered in (0.2, 0.5, 0.9)]
-    assert covers[0] >= 0 and covers[-1] == -1  # a loose bar finds a title, a strict one none
-
-
 def test_a_search_command_imports_no_numba(seeded_copy):
     """`paperclub search` (one query, a new process) answers without numba or scipy,
     with the hits a running bot gives."""
