@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
@@ -121,7 +121,11 @@ class Database:
     def __init__(self, url: str, *, echo: bool = False):
         self.url = url
         try:
-            self.engine: Engine = create_engine(url, echo=echo, pool_pre_ping=True)
+            # A server's connections die with its restarts: each is pinged as the pool
+            # hands it out. A SQLite file's never do, and a ping per session is a query
+            # per session (three of them in a search command).
+            ping = make_url(url).get_backend_name() != "sqlite"
+            self.engine: Engine = create_engine(url, echo=echo, pool_pre_ping=ping)
         except (ArgumentError, ValueError, ImportError) as problem:  # NoSuchModuleError is an ArgumentError
             raise DatabaseUrlError(str(problem)) from problem
         if self.engine.dialect.name == "sqlite":
@@ -142,6 +146,14 @@ class Database:
         """A transaction: committed when the block ends, rolled back if it raises."""
         with self._sessions() as session, session.begin():
             yield session
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection]:
+        """A transaction without the ORM, for the statements every command runs (a
+        third of a millisecond a statement less than a session): committed when the
+        block ends, rolled back if it raises."""
+        with self.engine.begin() as connection:
+            yield connection
 
     # --- schema -------------------------------------------------------------------
 

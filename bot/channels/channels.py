@@ -67,8 +67,8 @@ class Channels:
     def take_notice(self, ref: ChannelRef) -> str | None:
         """The notice waiting for this channel's next command (why its schedule paused
         itself), cleared as it is taken, so it is shown exactly once."""
-        with self.db.session() as session:
-            found = session.execute(
+        with self.db.connection() as connection:
+            found = connection.execute(
                 select(Channel.id, Channel.pause_notice).where(
                     Channel.platform == ref.platform, Channel.workspace == ref.workspace,
                     Channel.channel == ref.channel, Channel.pause_notice.is_not(None),
@@ -77,7 +77,7 @@ class Channels:
             if found is None:
                 return None
             # Cleared only if still there: of two commands at once, one shows it.
-            taken = session.execute(
+            taken = connection.execute(
                 update(Channel).where(Channel.id == found.id, Channel.pause_notice.is_not(None))
                 .values(pause_notice=None)
             ).rowcount

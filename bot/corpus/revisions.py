@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from store import Database
@@ -20,7 +20,7 @@ from store.models import CorpusState, Paper, new_identity, utcnow
 CHUNK = 500  # rows per IN (...) lookup; well under every database's parameter limit
 
 
-def current_revision(session: Session) -> int:
+def current_revision(session: Session | Connection) -> int:
     return session.scalar(select(CorpusState.revision).where(CorpusState.id == 1)) or 0
 
 
