@@ -66,7 +66,10 @@ def snippet(text: str, stems: set[str], tokenizer: Tokenizer, width: int = SNIPP
     words = text.split()
     if len(words) <= width:
         return " ".join(words)
-    found = [stems & tokenizer.word_terms(spoken(w)) if stems else set() for w in words]
+    # Each distinct word is looked up once: an abstract repeats most of its words.
+    terms_of = {w: stems & tokenizer.word_terms(spoken(w)) for w in set(words)} if stems else {}
+    empty: set[str] = set()
+    found = [terms_of.get(w, empty) for w in words]
     best = _best_window(found, width)
     # Start a couple of words early so the first match has some context, unless that
     # would push a match off the end of the window.
