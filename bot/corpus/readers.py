@@ -29,6 +29,9 @@ FORMATS: dict[str, Parser] = {name: module.parse for name, module in _READERS.it
 # NUL, or more than one such character in a hundred, means the file is not text.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _CONTROL_SHARE = 0.01
+# The same characters as UTF-8 bytes (one byte each, never inside a longer sequence):
+# deleting every other byte counts them at a tenth of the pattern's search of the text.
+_NOT_CONTROL_BYTES = bytes(c for c in range(256) if not _CONTROL.match(chr(c)))
 
 # A file is read whole before anything is stored, so its size is capped; past the cap it
 # is split (the same paper in two files stays one paper).
@@ -123,9 +126,11 @@ def decode(data: bytes | bytearray, path: str) -> str:
     """Strict UTF-8 (a BOM is dropped) or UTF-16 with a BOM, with \\n line ends."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = _decode_utf16(data, path)
+        _reject_binary(text, path)
     else:
         text = _decode_utf8(data, path)
-    _reject_binary(text, path)
+        if data.translate(None, _NOT_CONTROL_BYTES):  # some: is it binary? (and where)
+            _reject_binary(text, path)
     if not text or text.isspace():  # not text.strip(): that copies the whole file
         raise CorpusFormatError(path, 1, "empty file")
     return text.replace("\r\n", "\n").replace("\r", "\n")
