@@ -24,10 +24,6 @@ from bot.search.segments import Part, global_stats, live_masks
 from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
 
-# A query that reads as a paper's title puts that paper first: the query's terms are the
-# title's (stemmed, stop words and case and hyphens aside), every one of the title's and
-# nothing more; of several such papers, the best by BM25. Partial covers promoted "Graph
-# Coarsening with Neural Networks" for `graph neural networks`, a topic.
 LISTED_MAX = 10  # values an unknown filter's reply lists: the most used ones, then "…"
 _FIELD_NAMES = {
     "track": ("track", "tracks"),
@@ -315,9 +311,13 @@ class SearchIndex:
         ranked: list[tuple[int, float, Matched]],
         allowed: np.ndarray | None,
     ) -> tuple[int, float, Matched] | None:
-        """The paper whose title the query spells, if any, as `_top` ranks it: found by
-        its title's terms (IndexContent.titled), wherever BM25 ranks it. Asking BM25 for
-        fifty hits to look for it among them cost a third of every search at 1M papers."""
+        """The paper whose title the query spells, if any, as `_top` ranks it: a search
+        puts it first. The query's terms are the title's (stemmed, stop words and case and
+        hyphens aside), every one of the title's and nothing more: partial covers promoted
+        "Graph Coarsening with Neural Networks" for `graph neural networks`, a topic. Of
+        several such papers, the best by BM25 that the filters leave. Found by its title's
+        terms (IndexContent.titled), wherever BM25 ranks it: asking BM25 for fifty hits to
+        look for it among them cost a third of every search at a million papers."""
         query = plain_terms(tokens)
         if len(query) < 2 or not ranked:
             return None
