@@ -42,7 +42,8 @@ from bot.search.tokens import Tokenizer
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 4  # 2: filter values as written, did-you-mean words; 3: segments;
-# 4: postings of frequencies, no document -> terms rows
+# 4: postings of frequencies, no document -> terms rows. Arrays a later change adds to
+# every segment (title sets) are added to an older one when it is opened (add_arrays).
 SEGMENTS = "segments"  # the directory of segments, each one directory of arrays
 MMAP_FROM = 1 << 16  # bytes; smaller arrays are read into memory (and empty ones cannot be mapped)
 STALE_TEMP = 3600  # seconds after which a temp dir is a crashed build's leftover
