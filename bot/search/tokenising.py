@@ -148,6 +148,8 @@ class TokenisedAhead:
 
     def _submit_here(self) -> None:
         """The waiting papers to this process's tokenising thread, as one batch."""
+        if not self._waiting:
+            return
         if self._thread is None:
             from concurrent.futures import ThreadPoolExecutor
 

@@ -105,6 +105,7 @@ def test_nothing_told_nothing_tokenised():
     ahead = TokenisedAhead(Tokenizer, workers=1)
     ahead.add([])
     assert ahead.result() is None
+    assert ahead._thread is None and ahead._pool is None  # nor anything started
 
 
 def test_a_worker_that_dies_costs_the_head_start_not_the_import(
