@@ -122,7 +122,7 @@ def joined(
     """`new`, about to follow the `older` segments, with its bounds recomputed from the
     global statistics of them all (tight for the index it joins when it is written), and
     those statistics per segment: the index of them all is scored with them, and need
-    not compute them again (a fifth of adding a day to a million papers)."""
+    not compute them again (0.3-0.4 s at a million papers, on every update)."""
     contents = [*older, new]
     stats = global_stats(contents, live_masks(contents), params)
     return new.with_bm25(new.bm25.reimpacted(stats[-1])), stats
