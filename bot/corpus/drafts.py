@@ -10,9 +10,9 @@ from the database (bot.corpus.library) or just written here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Table, func, insert, select
 from sqlalchemy.orm import Session
@@ -21,7 +21,19 @@ from bot.corpus.merge import SHOWN
 from bot.corpus.indexed import IndexedPaper
 from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
-Written = Callable[[list[IndexedPaper]], None]
+
+
+class Written(Protocol):
+    """What an import tells the search index as it goes (SearchService.ahead): the new
+    papers of each flush, as `index_form` gives them, then at each commit the revision
+    it moved the corpus to and the papers written before (by earlier imports, or
+    earlier in this one) that it changed. A paper told and not reopened by a commit
+    is, once committed, as it was told; one told by an import that rolled back is
+    either told again with its id or never committed."""
+
+    def __call__(self, papers: list[IndexedPaper]) -> None: ...
+
+    def committed(self, revision: int, reopened: Collection[int]) -> None: ...
 
 
 class Draft:

@@ -207,6 +207,9 @@ class _Existing:
     created: dict[int, Draft] = field(default_factory=dict)  # new papers not written yet
     flushed: list[int] = field(default_factory=list)  # the ids of new papers, by -key - 1
     changed: set[int] = field(default_factory=set)  # the keys of papers added or updated
+    # The ids of papers written before (stored, or flushed by this import) that it
+    # changed through the ORM: what the search index was told of them is out of date.
+    reopened: set[int] = field(default_factory=set)
     # The stored papers the next papers of the import match, read ahead (_load_matched)
     # and held here: the session itself keeps only the papers it has to write back.
     loaded: list[Paper] = field(default_factory=list)
@@ -346,8 +349,12 @@ def _import_records(
             if progress and (done % 200 == 0 or done == len(papers)):
                 progress(done, len(papers))
         existing.flush(session)
+        revision = None
         if summary.added or summary.updated:
-            mark_changed(session, existing.changed_ids(), bump_revision(session))
+            revision = bump_revision(session)
+            mark_changed(session, existing.changed_ids(), revision)
+    if written is not None and revision is not None:  # committed
+        written.committed(revision, existing.reopened)
     if len(existing.flushed) >= ANALYZE_AFTER and db.engine.dialect.name == "postgresql":
         _analyze(db)
     return summary
@@ -537,6 +544,7 @@ def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
         paper.updated_at = utcnow()
     if isinstance(paper, Paper):
         session.add(paper)
+        existing.reopened.add(paper.id)
     existing.changed.add(key)
     if released or len(existing.created) >= BATCH:
         # An id a paper lets go of may be taken by the next one: its row must be gone

@@ -12,7 +12,8 @@ corpus revision, bot.corpus.export gives each paper's exported form.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -115,8 +116,28 @@ class Library:
         papers read the whole table: 70 ms at 100k papers, seconds at all of arXiv)."""
         with self.db.session() as session:
             ids = sorted(session.scalars(select(Paper.id).where(revisions.changed_since(since))))
+        return self.papers_with(ids)
+
+    def papers_with(self, ids: Sequence[int]) -> Iterator[IndexedPaper]:
+        """The papers of these ids (ascending), as `papers` gives them, CHUNK at a time."""
         for start in range(0, len(ids), CHUNK):
             yield from self._index_rows(Paper.__table__.c.id.in_(ids[start : start + CHUNK]))
+
+    def changes(self, since: int | None) -> tuple[array, array]:
+        """The ids of the papers changed after revision `since` (None: every paper), in
+        id order, and the revision that last changed each: what the search index needs
+        to tell a paper an import told it (SearchService.ahead) from one changed since.
+        Two flat arrays of 64-bit integers, not 2.6 million pairs."""
+        table = Paper.__table__
+        query = select(table.c.id, table.c.changed_revision).order_by(table.c.id)
+        if since is not None:
+            query = query.where(revisions.changed_since(since))
+        ids, changed = array("q"), array("q")
+        with self.db.connection() as connection:
+            for paper_id, revision in connection.execute(query):
+                ids.append(paper_id)
+                changed.append(revision)
+        return ids, changed
 
     def changed_count(self, since: int) -> int:
         """How many papers `papers_changed(since)` yields (counted on the index)."""

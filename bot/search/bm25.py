@@ -141,8 +141,18 @@ class TermCounts:
         return cls(vocabulary, SparseRows(indptr, cols, values), lengths)
 
     def take(self, docs: np.ndarray) -> TermCounts:
-        """These documents only, in this order."""
-        return TermCounts(self.vocabulary, self.rows.take(docs), self.lengths[docs])
+        """These documents only, in this order, over the terms they hold: a term that
+        only the documents left out held leaves the vocabulary (BM25Okapi's idf floor is
+        a mean over the terms of the corpus, and a reply lists only values papers have)."""
+        rows = self.rows.take(docs)
+        held = np.bincount(rows.cols, minlength=len(self.vocabulary)) > 0
+        if held.all():
+            return TermCounts(self.vocabulary, rows, self.lengths[docs])
+        renumbered = np.cumsum(held) - 1  # in order: each row's ids stay ascending
+        kept = int(renumbered[-1]) + 1
+        cols = renumbered[rows.cols].astype(_smallest_unsigned(max(kept - 1, 0)))
+        vocabulary = list(compress(self.vocabulary, held.tolist()))
+        return TermCounts(vocabulary, SparseRows(rows.indptr, cols, rows.values), self.lengths[docs])
 
 
 class Bm25Index:

@@ -142,14 +142,13 @@ class IndexContent:
         params: Bm25Params = Bm25Params(),
         previous: IndexContent | None = None,
         workers: int | None = None,
-        ahead: Batch | None = None,
+        told: Batch | None = None,
     ) -> IndexContent:
-        """The index of `papers`; rows of `previous` whose paper is unchanged are reused,
-        and so are those of `ahead` (papers tokenised while an import wrote them)."""
+        """The index of `papers` and of the papers `told` holds tokenised already (an
+        import's, TokenisedAhead: none of them among `papers`); rows of `previous` whose
+        paper is unchanged are reused."""
         reused: list[int] = []
-        taken: list[int] = []
         fresh = _unchanged_filter(papers, previous, reused)
-        fresh = _unchanged_filter(fresh, ahead, taken)
         groups: list[Batch] = []
         waiting: list[Batch] = []
         for batch in tokenised(fresh, tokenizer, workers or os.cpu_count() or 1):
@@ -162,10 +161,8 @@ class IndexContent:
             groups.append(Batch.merge(waiting))
         if previous is not None and reused:
             groups.insert(0, previous._as_batch().take(np.asarray(reused, dtype=np.int64)))
-        if ahead is not None and taken:
-            rows = np.asarray(taken, dtype=np.int64)
-            whole = len(rows) == len(ahead.paper_ids) and np.array_equal(rows, np.arange(len(rows)))
-            groups.insert(0, ahead if whole else ahead.take(rows))  # whole: no copy (1M: 1 GB)
+        if told is not None:
+            groups.insert(0, told)
         batch = Batch.merge(groups) if groups else Batch.of([], tokenizer)
         give_back_free_memory()  # what reading the papers left in the heap: before the peak
         return cls._assemble(batch, params, tokenizer)
@@ -314,7 +311,7 @@ def _spelling(
 
 
 def _unchanged_filter(
-    papers: Iterable[IndexedPaper], previous: IndexContent | Batch | None, reused: list[int]
+    papers: Iterable[IndexedPaper], previous: IndexContent | None, reused: list[int]
 ) -> Iterator[IndexedPaper]:
     """The papers `previous` (its paper ids sorted) does not hold as they are now; the
     documents it can reuse are appended to `reused` as a side effect while the stream is

@@ -12,9 +12,11 @@ import logging
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
 from bot.search import postings
@@ -59,7 +61,8 @@ class SearchService:
         merge_in_background: bool = True,
     ):
         # loader: an object with revision() -> int and papers() -> Iterable[IndexedPaper];
-        # optionally papers_changed(since: int), identity() -> str and stamp() -> str.
+        # optionally papers_changed(since: int), identity() -> str and stamp() -> str,
+        # and changes(since) with papers_with(ids) to take what an import told `ahead`.
         self.loader = loader
         self.tokenizer = tokenizer or Tokenizer()
         self.params = params
@@ -82,22 +85,31 @@ class SearchService:
         return self.current()
 
     @contextmanager
-    def ahead(self) -> Iterator[Callable[[Sequence[IndexedPaper]], None]]:
-        """For an import followed by an index update (`paperclub import`): the papers
-        handed to the function yielded are tokenised meanwhile, and the next build
-        within the block takes them from there (TokenisedAhead)."""
+    def ahead(self) -> Iterator[TokenisedAhead]:
+        """For an import followed by an index update (`paperclub import`): the papers an
+        import tells what is yielded (its `written`) are tokenised meanwhile, and the
+        next build within the block takes them from there (TokenisedAhead)."""
         ahead = TokenisedAhead(type(self.tokenizer))
         self._ahead = ahead
         try:
-            yield ahead.add
+            yield ahead
         finally:
             self._ahead = None
             ahead.close()
 
-    def _tokenised_ahead(self) -> Batch | None:
-        """What was tokenised ahead, once: a later build reads the papers again."""
+    def _papers(self, since: int | None) -> tuple[Iterable[IndexedPaper], Batch | None]:
+        """The papers to index, those changed after revision `since` (None: every one),
+        as the rows an import's TokenisedAhead holds for those it told and nobody
+        changed since (Told.split), and the rest to read. The rows are taken once: a
+        later build reads the papers again."""
         ahead, self._ahead = self._ahead, None
-        return ahead.result() if ahead is not None else None
+        told = ahead.result() if ahead is not None else None
+        if told is None or not hasattr(self.loader, "changes"):
+            papers = self.loader.papers() if since is None else self.loader.papers_changed(since)
+            return papers, None
+        ids, changed = (np.asarray(a, dtype=np.int64) for a in self.loader.changes(since))
+        rows, read = told.split(ids, changed)
+        return self.loader.papers_with(read.tolist()), rows
 
     def loaded(self) -> SearchIndex | None:
         """The index this process serves now, without loading or building one."""
@@ -189,12 +201,8 @@ class SearchService:
         and those statistics, when there is a new segment."""
         started = time.perf_counter()
         named = [(p.name, p.content) for p in base.parts]
-        content = IndexContent.build(
-            self.loader.papers_changed(base.revision),
-            self.tokenizer,
-            self.params,
-            ahead=self._tokenised_ahead(),
-        )
+        papers, told = self._papers(base.revision)
+        content = IndexContent.build(papers, self.tokenizer, self.params, told=told)
         stats = None
         if content.doc_count:
             new, stats = joined([c for _name, c in named], content, self.params)
@@ -268,13 +276,9 @@ class SearchService:
 
     def _build(self, revision: int, previous: SearchIndex | None) -> SearchIndex:
         started = time.perf_counter()
-        content = IndexContent.build(
-            self.loader.papers(),
-            self.tokenizer,
-            self.params,
-            previous.content if previous else None,
-            ahead=self._tokenised_ahead(),
-        )
+        papers, told = self._papers(None)
+        previous_content = previous.content if previous else None
+        content = IndexContent.build(papers, self.tokenizer, self.params, previous_content, told=told)
         log.info(
             "search index: %d papers at revision %d in %.1f s",
             content.doc_count,

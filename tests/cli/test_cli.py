@@ -51,6 +51,34 @@ def test_search_batch_and_json(tmp_path):
     assert "search time" in batch.stderr
 
 
+def test_a_paper_a_later_file_of_the_same_import_changes_is_searched_as_changed(tmp_path):
+    """The index takes the papers an import told it as told, except those a later file
+    changed: `p.jsonl` imported again from another folder replaces its first version."""
+    db = {"PAPERCLUB_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    first, second = tmp_path / "one" / "p.jsonl", tmp_path / "two" / "p.jsonl"
+
+    def write(path, abstract):
+        path.parent.mkdir()
+        lines = [
+            {"title": "Songbird models", "doi": "10.1/bird", "abstract": abstract},
+            {"title": "Marsupials", "doi": "10.1/mars", "abstract": "The quokka smiles."},
+        ]
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+    write(first, "Recordings of the lyrebird.")
+    write(second, "Recordings of the zebrafinch.")
+    result = paperclub("import", "--collection", "c", str(first), str(second), cwd=tmp_path, env=db)
+    assert result.returncode == 0, result.stderr
+    assert "1 updated, 1 unchanged" in result.stdout
+
+    def titles(query):
+        found = paperclub("search", query, "--json", cwd=tmp_path, env=db)
+        return [hit["title"] for hit in json.loads(found.stdout)["hits"]]
+
+    assert titles("zebrafinch") == ["Songbird models"]
+    assert titles("lyrebird") == [] and titles("quokka") == ["Marsupials"]
+
+
 def test_demo_runs_on_a_fresh_directory(tmp_path):
     result = paperclub("demo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr

@@ -353,10 +353,26 @@ def test_a_large_import_on_postgresql_updates_the_planners_statistics(postgres_u
     assert statistics == {"papers": 3, "paper_sources": 3, "paper_external_ids": 3}
 
 
+class Heard(list):
+    """A Written that keeps what it is told: the papers, and each commit's revision and
+    reopened papers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.commits: list[tuple[int, set[int]]] = []
+
+    def __call__(self, papers) -> None:
+        self.extend(papers)
+
+    def committed(self, revision, reopened) -> None:
+        self.commits.append((revision, set(reopened)))
+
+
 def test_new_papers_are_told_as_the_index_reads_them_back(db, batch):
-    """`written` hears of each new paper once, as it is written; the search index reuses
-    that tokenising only where the paper reads back the same (its content hash), so what
-    it hears must be what `papers()` reads for every paper nothing merged into later."""
+    """`written` hears of each new paper once, as it is written, and at the commit of
+    the papers told before that it changed again; the search index takes the others
+    as told without reading them back, so what it hears must be what `papers()` reads
+    for every paper the commit does not name."""
     from bot.search.batch import content_hash
 
     library = Library(db)
@@ -374,13 +390,12 @@ def test_new_papers_are_told_as_the_index_reads_them_back(db, batch):
         # stored: it merges into that paper, a draft still, or (batch 1, 2) a written row.
         record("Graph", 5, external_ids={**graph, "arxiv": "2101.00002"}, abstract="Second."),
     ]
-    heard = []
-    library.import_records(
-        records, collection="c", source="f.jsonl", fmt="jsonl", written=heard.extend
-    )
+    heard = Heard()
+    library.import_records(records, collection="c", source="f.jsonl", fmt="jsonl", written=heard)
     stored = {p.paper_id: p for p in library.papers()}
     assert sorted(p.paper_id for p in heard) == sorted(stored)  # each new paper, once
     merged_later = {1} if batch in (1, 2) else set()  # written before line 5 came
+    assert heard.commits == [(library.revision(), merged_later)]
     for paper in heard:
         same = paper == stored[paper.paper_id]
         assert same == (paper.paper_id not in merged_later), paper
@@ -391,9 +406,11 @@ def test_new_papers_are_told_as_the_index_reads_them_back(db, batch):
 def test_nothing_is_told_of_papers_that_only_change(db):
     library = Library(db)
     store(library, [record("Cats", 1)])
-    heard = []
+    heard = Heard()
     library.import_records(
         [record("Cats", 1, abstract="Now with one.")], collection="c", source="f.jsonl",
-        fmt="jsonl", written=heard.extend,
+        fmt="jsonl", written=heard,
     )
     assert heard == [] and library.get_many([1])[1].abstract == "Now with one."
+    assert heard.commits == [(library.revision(), {1})]  # a stored paper, changed
+

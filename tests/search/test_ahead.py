@@ -1,6 +1,6 @@
 """Tokenising ahead: `paperclub import` hands the papers it writes to worker processes,
-and the index build that follows takes them from there where they read back the same
-(bot.search.tokenising.TokenisedAhead, SearchService.ahead)."""
+and the index build that follows takes them from there where nothing changed them
+after (bot.search.tokenising.TokenisedAhead, Told.split, SearchService.ahead)."""
 
 from __future__ import annotations
 
@@ -49,27 +49,65 @@ def _tokenised_in_build(monkeypatch) -> list[int]:
     return seen
 
 
-def test_a_build_takes_the_papers_tokenised_ahead_and_tokenises_the_changed_again(
-    papers, small_batches, monkeypatch
-):
+def _told(papers, commits=(), small=True) -> tokenising.Told:
+    """What TokenisedAhead holds after an import told it `papers` (as its flushes do,
+    70 at a time) and made `commits` (revision, reopened ids)."""
     ahead = TokenisedAhead(Tokenizer, workers=1)
     try:
-        for start in range(0, len(papers), 70):  # as an import's flushes tell them
-            ahead.add(papers[start : start + 70])
-        tokenised = ahead.result()
+        for start in range(0, len(papers), 70):
+            ahead(papers[start : start + 70])
+        for revision, reopened in commits:
+            ahead.committed(revision, reopened)
+        told = ahead.result()
     finally:
         ahead.close()
-    assert tokenised is not None
-    assert tokenised.paper_ids.tolist() == [p.paper_id for p in papers]
-    # Two papers change after they were told (a later record merged into them).
-    changed = {papers[10].paper_id, papers[200].paper_id}
-    now = [replace(p, text=p.text + " amended") if p.paper_id in changed else p for p in papers]
+    assert told is not None
+    return told
+
+
+def test_a_build_takes_the_papers_told_and_reads_back_those_changed_since(
+    papers, small_batches, monkeypatch
+):
+    corpus = ChangingCorpus(papers)  # the import's commit: revision 1
+    # A later record of the import merged into paper 10; another process changed 200.
+    told = _told(papers, commits=[(1, {papers[10].paper_id})])
+    assert told.batch.paper_ids.tolist() == [p.paper_id for p in papers]
+    corpus.put([replace(papers[10], text=papers[10].text + " merged")])
+    corpus.rev += 1  # the import's revision was 2; another process made 3
+    corpus.put([replace(papers[200], text=papers[200].text + " amended")])
+    rows, read = told.split(*map(np.asarray, corpus.changes(None)))
+    assert read.tolist() == [papers[10].paper_id, papers[200].paper_id]
+    assert rows is not None and len(rows.paper_ids) == len(papers) - 2
     seen = _tokenised_in_build(monkeypatch)
-    built = IndexContent.build(now, Tokenizer(), ahead=tokenised)
-    assert sorted(seen) == sorted(changed)
+    built = IndexContent.build(corpus.papers_with(read.tolist()), Tokenizer(), told=rows)
+    assert sorted(seen) == read.tolist()
     monkeypatch.undo()
-    plain = IndexContent.build(now, Tokenizer())
-    _same_bm25(built, plain)
+    _same_bm25(built, IndexContent.build(corpus.papers(), Tokenizer()))
+
+
+def test_a_paper_told_by_a_file_that_rolled_back_is_never_taken(papers, small_batches):
+    """A file's papers are told as they are written; if it is refused after, nothing of
+    it is committed and the next file gives its ids to other papers: told again, the
+    last told of each id is taken; an id no paper took is left out."""
+    corpus = ChangingCorpus(papers[100:160])  # the second file, committed: revision 1
+    rolled_back = [replace(p, paper_id=101 + i) for i, p in enumerate(papers[:100])]
+    told = _told(rolled_back + papers[100:160], commits=[(1, set())])
+    rows, read = told.split(*map(np.asarray, corpus.changes(None)))
+    assert read.tolist() == [] and rows is not None
+    assert rows.paper_ids.tolist() == [p.paper_id for p in papers[100:160]]
+    _same_bm25(
+        IndexContent.build([], Tokenizer(), told=rows),
+        IndexContent.build(corpus.papers(), Tokenizer()),
+    )
+
+
+def test_without_its_commit_nothing_told_is_taken(papers, small_batches):
+    """Papers told whose commit the import never reported (it failed between its
+    commit and telling, or the revision is another process's) are all read back."""
+    corpus = ChangingCorpus(papers[:80])
+    told = _told(papers[:80])
+    rows, read = told.split(*map(np.asarray, corpus.changes(None)))
+    assert rows is None and read.tolist() == [p.paper_id for p in papers[:80]]
 
 
 def _same_bm25(a: IndexContent, b: IndexContent) -> None:
@@ -90,9 +128,9 @@ def test_a_small_import_is_tokenised_on_a_thread_not_on_workers(papers, monkeypa
     ahead.add(papers[120:])
     tokenised = ahead.result()
     assert tokenised is not None
-    assert tokenised.paper_ids.tolist() == [p.paper_id for p in papers]
+    assert tokenised.batch.paper_ids.tolist() == [p.paper_id for p in papers]
     _same_bm25(
-        IndexContent.build(papers, Tokenizer(), ahead=tokenised),
+        IndexContent.build([], Tokenizer(), told=tokenised.batch),
         IndexContent.build(papers, Tokenizer()),
     )
 
@@ -133,6 +171,7 @@ def test_the_service_builds_from_what_an_import_told_it(
     with service.ahead() as written:
         written(papers[100:])  # an import writes them
         corpus.put(papers[100:])  # and commits
+        written.committed(corpus.revision(), set())
         seen = _tokenised_in_build(monkeypatch)
         index = service.current()
     assert seen == []  # the new segment's papers all came tokenised

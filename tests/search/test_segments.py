@@ -57,6 +57,14 @@ class ChangingCorpus:
             ids = sorted(i for i, r in self.changed_at.items() if r > since)
             return [self.papers_by_id[i] for i in ids]
 
+    def changes(self, since: int | None):
+        with self.lock:
+            ids = sorted(i for i, r in self.changed_at.items() if since is None or r > since)
+            return ids, [self.changed_at[i] for i in ids]
+
+    def papers_with(self, ids):
+        return [self.papers_by_id[i] for i in ids]
+
 
 def _renumbered(papers, start: int) -> list[IndexedPaper]:
     return [replace(p, paper_id=start + i) for i, p in enumerate(papers)]
