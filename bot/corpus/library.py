@@ -129,12 +129,14 @@ class Library:
         to tell a paper an import told it (SearchService.ahead) from one changed since.
         Two flat arrays of 64-bit integers, not 2.6 million pairs."""
         table = Paper.__table__
-        query = select(table.c.id, table.c.changed_revision).order_by(table.c.id)
-        if since is not None:
-            query = query.where(revisions.changed_since(since))
+        query = select(table.c.id, table.c.changed_revision)
         ids, changed = array("q"), array("q")
         with self.db.connection() as connection:
-            for paper_id, revision in connection.execute(query):
+            if since is None:  # the table in its own order
+                rows = connection.execute(query.order_by(table.c.id))
+            else:  # sorted here: asked for id order, SQLite walks the table (papers_changed)
+                rows = sorted(connection.execute(query.where(revisions.changed_since(since))).tuples())
+            for paper_id, revision in rows:
                 ids.append(paper_id)
                 changed.append(revision)
         return ids, changed

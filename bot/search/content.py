@@ -266,8 +266,7 @@ def title_sets(title_terms: SparseRows, vocabulary_size: int) -> tuple[np.ndarra
     np.cumsum(_mixed(np.arange(vocabulary_size, dtype=np.uint64))[rows.cols], out=sums[1:])
     keys = sums[rows.indptr[1:]] - sums[rows.indptr[:-1]]  # wraps around, as the key does
     order = np.argsort(keys)  # equal keys in any order: `titled` sorts what it finds
-    docs_type = np.int32 if len(keys) < 2**31 else np.int64
-    return keys[order], order.astype(docs_type)
+    return keys[order], order.astype(np.int32)  # a segment holds under 2**24 documents
 
 
 def _set_key(term_ids: np.ndarray) -> np.uint64:

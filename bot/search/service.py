@@ -161,8 +161,9 @@ class SearchService:
                 return self._open(stored)
             revision = self.loader.revision()
             if self._extendable(stored, revision):
-                base = self._open(stored)
-                named, stats = self._with_changes(base)
+                # Its segments only: an index of them would compute global statistics
+                # that the new segment's replace (0.5 s at all of arXiv in segments).
+                named, stats = self._with_changes(self._segments(stored), stored.revision)
                 segments = [
                     name if name else self.store.write_segment(content.arrays())
                     for name, content in named
@@ -186,7 +187,9 @@ class SearchService:
     def _in_memory(self, revision: int) -> SearchIndex:
         previous = self._index
         if previous is not None and self._changes_known() and previous.revision <= revision:
-            named, stats = self._with_changes(previous)
+            named, stats = self._with_changes(
+                [(p.name, p.content) for p in previous.parts], previous.revision
+            )
             index = SearchIndex(revision, self.tokenizer, named, self.params, stats=stats)
             start = merge_plan([p.live_count for p in index.parts])
             return index if start is None else self._merged(index, start)
@@ -194,14 +197,14 @@ class SearchService:
         return self._build(revision, single)
 
     def _with_changes(
-        self, base: SearchIndex
+        self, named: list[tuple[str, IndexContent]], revision: int
     ) -> tuple[list[tuple[str, IndexContent]], list[Stats] | None]:
-        """The base's segments and, when papers changed since its revision, a new one of
-        them (named "" until it is stored), its impacts from the new global statistics;
-        and those statistics, when there is a new segment."""
+        """The segments of the index at `revision` and, when papers changed since, a new
+        one of them (named "" until it is stored), its impacts from the new global
+        statistics; and those statistics, when there is a new segment."""
         started = time.perf_counter()
-        named = [(p.name, p.content) for p in base.parts]
-        papers, told = self._papers(base.revision)
+        named = list(named)
+        papers, told = self._papers(revision)
         content = IndexContent.build(papers, self.tokenizer, self.params, told=told)
         stats = None
         if content.doc_count:
@@ -210,7 +213,7 @@ class SearchService:
         log.info(
             "search index: a segment of %d changed papers after revision %d in %.2f s",
             content.doc_count,
-            base.revision,
+            revision,
             time.perf_counter() - started,
         )
         return named, stats
@@ -258,6 +261,11 @@ class SearchService:
 
     def _open(self, stored: StoredVersion) -> SearchIndex:
         """The stored version, reusing the segments this process has open already."""
+        named = self._segments(stored)
+        return SearchIndex(stored.revision, self.tokenizer, named, self.params, stored.name)
+
+    def _segments(self, stored: StoredVersion) -> list[tuple[str, IndexContent]]:
+        """The stored version's segments by name, those this process has open reused."""
         have = {p.name: p.content for p in self._index.parts} if self._index else {}
         named = []
         for name in stored.segments:
@@ -266,7 +274,7 @@ class SearchService:
                 content = IndexContent.from_arrays(stored.segment_arrays(name), self.params)
                 self._complete(name, content)
             named.append((name, content))
-        return SearchIndex(stored.revision, self.tokenizer, named, self.params, stored.name)
+        return named
 
     def _complete(self, name: str, content: IndexContent) -> None:
         """A segment written before its title sets were stored gets them now, once for

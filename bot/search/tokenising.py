@@ -130,6 +130,7 @@ class TokenisedAhead:
         self._waiting: list[IndexedPaper] = []  # not yet a whole batch (or a pool's worth)
         self._pool: ProcessPoolExecutor | None = None
         self._thread: ThreadPoolExecutor | None = None  # below AHEAD_AFTER papers
+        self._thread_tokenizer: Tokenizer | None = None  # the thread's, made with it
         self._pending: deque[Future[Batch]] = deque()
         self._arrived: list[Batch] = []
         self._groups: list[Batch] = []
@@ -204,6 +205,7 @@ class TokenisedAhead:
 
     def _tokenise_here(self, papers: list[IndexedPaper]) -> Batch:
         with without_cycle_collection():  # the collector's pause is the whole process's
+            assert self._thread_tokenizer is not None
             return Batch.of(papers, self._thread_tokenizer)
 
     def _collect(self, wait: bool) -> None:

@@ -64,7 +64,7 @@ def test_papers_changed_pages_through_more_than_one_chunk(db, monkeypatch):
 def test_a_days_changes_are_read_by_the_changed_revision_index_not_the_whole_table(tmp_path):
     """SQLite, asked for changed papers in id order, walked every paper by id to avoid a
     sort: a day's import into all of arXiv read the whole table. Every statement
-    papers_changed runs is planned on an index, never as a scan of papers."""
+    papers_changed and changes run is planned on an index, never as a scan of papers."""
     from sqlalchemy import event
 
     db = Database(f"sqlite:///{tmp_path / 'plan.db'}")
@@ -80,6 +80,8 @@ def test_a_days_changes_are_read_by_the_changed_revision_index_not_the_whole_tab
 
     event.listen(db.engine, "before_cursor_execute", seen)
     assert len(changed_ids(library, revision)) == 5
+    ids, _revisions = library.changes(revision)  # what the index asks after an import
+    assert list(ids) == sorted(ids) and len(ids) == 5
     event.remove(db.engine, "before_cursor_execute", seen)
     with db.engine.connect() as connection:
         plans = [" ".join(row[-1] for row in connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params))
@@ -113,6 +115,12 @@ def test_an_import_that_updates_one_paper_and_adds_one_lists_exactly_those(db):
     assert [p.text for p in library.papers_changed(first)] == ["Paper number 2\nRevised.", "Paper number 4\nAbout it."]
     stamped = revisions(db)
     assert stamped[updated] == stamped[added] == second
+    # What the search index takes an import's told papers by: ids and last revisions.
+    ids, changed = library.changes(first)
+    assert (list(ids), list(changed)) == (sorted([updated, added]), [second, second])
+    every, stamps = library.changes(None)
+    assert list(every) == sorted(stamped) and list(stamps) == [stamped[i] for i in sorted(stamped)]
+    assert [p.text for p in library.papers_with([added])] == ["Paper number 4\nAbout it."]
     assert stamped[paper_id(library, 1)] == stamped[paper_id(library, 3)] == first
     assert changed_ids(library, second) == []
 
