@@ -22,7 +22,6 @@ from bot.corpus.indexed import IndexedPaper
 from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
 
-
 class Written(Protocol):
     """What an import tells the search index as it goes (SearchService.ahead): the new
     papers of each flush, as `index_form` gives them, then at each commit the revision
