@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from bot.adding.addresses import public_only
 from store.models import Addition
-from tests.adding.conftest import closed_port, counts, providers_for, say, stored
+from tests.adding.conftest import QUICK_POLICY, closed_port, counts, providers_for, say, stored
 
 DECISION = "Decision Transformer: Reinforcement Learning via Sequence Modeling"
 BERT = "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding"
@@ -80,7 +80,7 @@ def test_an_unreachable_provider_is_refused_and_stores_nothing(built, fake):
 
 
 def test_a_provider_that_never_answers_is_given_up_within_the_time_budget(built, fake):
-    built.feature("adding").providers = providers_for(fake, "/slow")
+    built.feature("adding").providers = providers_for(fake, "/slow", policy=QUICK_POLICY)
     before, started = stored(built.db), time.monotonic()
     reply = say(built, "add 2106.01345")
     assert time.monotonic() - started < 3  # the policy's 1 s, not the fake's 30 s
