@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 from store import Database, resolve_database_url
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect, select, text
 
-from store.database import SCHEMA_HEAD, SchemaOutOfDate
-from store.models import Base
+from store.database import SCHEMA_HEAD, SchemaOutOfDate, json_text
+from store.models import Base, Paper, PaperSource
 
 
 @pytest.mark.parametrize(
@@ -76,3 +78,25 @@ def test_password_is_hidden_in_descriptions():
     database = Database("postgresql+psycopg://user:secret@127.0.0.1:1/x")
     assert "secret" not in database.describe()
     database.dispose()
+
+
+def test_json_columns_are_written_by_orjson_and_read_back_equal(db):
+    """A JSON column's text is orjson's (compact, UTF-8 as it is), on both databases."""
+    fields = {"title": "Über Graphen\u2028", "authors": ["A. Ñ"], "year": 2021, "ids": {"1": "x"}}
+    with db.session() as session:
+        paper = Paper(title="Über Graphen", title_key="uber graphen")
+        paper.sources.append(
+            PaperSource(collection="c", source="s", format="jsonl", title_key="k", fields=fields)
+        )
+        session.add(paper)
+    with db.session() as session:
+        assert session.scalars(select(PaperSource.fields)).one() == fields
+        stored = session.scalars(text("SELECT CAST(fields AS TEXT) FROM paper_sources")).one()
+    assert stored.startswith('{"title":"Über Graphen')
+
+
+def test_what_orjson_refuses_json_writes():
+    """An integer past 64 bits and a lone surrogate: json's text, as before orjson."""
+    for value in ({"n": 2**70}, {"t": "\ud800"}, [{"k": 1.5}, 2**64]):
+        assert json_text(value) == json.dumps(value)
+    assert json_text({1: "a", "b": [1, 2]}) == '{"1":"a","b":[1,2]}'

@@ -82,7 +82,11 @@ def test_clean_space_collapses_every_whitespace_a_regex_knows() -> None:
     assert {"\u00a0", "\u2028", "\x1c", "\x85", "\u3000"} <= set(spaces)
     for space in spaces:
         assert clean_space(f"{space}a{space}{space}b{space}") == "a b"
+        # One space inside ASCII text (the quick path for text already clean).
+        assert clean_space(f"a{space}b c") == "a b c"
+        assert clean_space(f"a b{space}") == clean_space(f"{space}a b") == "a b"
     assert clean_space("a\u200bb c") == "a\u200bb c"  # a zero-width space is no space
+    assert clean_space("already clean, once") == "already clean, once"
 
 
 def test_every_format_has_a_reader() -> None:
