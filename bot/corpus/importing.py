@@ -225,6 +225,7 @@ class _Existing:
         # PostgreSQL check every row found against every pair asked.
         size = _lookup_chunk(session)
         for scheme, values in _grouped_in_order(unknown).items():
+            values.sort()  # see _load_existing
             for start in range(0, len(values), size):
                 chunk = values[start : start + size]
                 rows = session.execute(
@@ -460,7 +461,10 @@ def _load_existing(session: Session, papers: list[_Incoming]) -> _Existing:
     existing = _Existing()
     existing.owners(session, [pair for paper in papers for pair in paper.id_pairs()])
     by_title: dict[str, list[int]] = {}
-    keys = list({key for paper in papers for key in paper.title_keys()})
+    # Asked in order, chunk after chunk: each chunk reads the index pages next to the
+    # last one's, which the database has at hand, rather than pages all over an index
+    # of millions of titles.
+    keys = sorted({key for paper in papers for key in paper.title_keys()})
     size = _lookup_chunk(session)
     for start in range(0, len(keys), size):
         rows = session.execute(
