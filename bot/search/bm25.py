@@ -55,6 +55,11 @@ HEAD = 128  # highest-impact postings kept apart for each term that has more
 # Longest lists are left out of the sums while their highest impacts add up to at most
 # this share of that score: the rest of the score must come from the other terms.
 LEAVE_OUT_SHARE = 0.5
+# From one summed posting per DENSE_SCAN documents on, a scan of every document's sum
+# finds those that reach the bar faster than a second read of the summed lists, whose
+# documents are scattered over the sums (at 2.6M papers: 4.5 ms for the scan against 16
+# ms for the 1.3M postings of a two-term query; at 1/8 the scan made the median worse).
+DENSE_SCAN = 4
 # A binary search for a seed in a term's list costs about what adding this many postings
 # to the dense sums does.
 SEARCH_COST = 2
@@ -449,6 +454,7 @@ class Bm25Index:
             self.norm,
             self.norm32,
             self._partial(),
+            self.doc_count // DENSE_SCAN,
         )
 
     def _partial(self) -> np.ndarray:

@@ -40,6 +40,24 @@ def _first_doc_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _next_doc_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
+    """_first_doc_at_least for a caller walking ascending documents through a list: steps
+    of 1, 2, 4, ... from `lo`, then a binary search inside the last step, so a search
+    costs the log of how far it moves, in memory near the last, rather than the log of
+    the rest of the list (at 2.6M papers, 240k survivors of a query probed in a list of
+    580k postings: 22 ms by whole-list searches, 12 ms so)."""
+    step = 1
+    while True:
+        probe = lo + step - 1
+        if probe >= hi:
+            return _first_doc_at_least(cols, lo, hi, doc)
+        if _doc(cols, probe) >= doc:
+            return _first_doc_at_least(cols, lo, probe + 1, doc)
+        lo = probe + 1
+        step <<= 1
+
+
+@njit(cache=True, nogil=True)
 def _first_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
     """The first position in cols[lo:hi] holding doc or more (hi when none does)."""
     while lo < hi:
@@ -63,7 +81,7 @@ def exact_impacts(docs, terms, idf, indptr, cols, values, k1_plus_1, norm):  # p
         lo = start
         for i in range(len(docs)):
             doc = docs[i]
-            lo = _first_doc_at_least(cols, lo, end, doc)
+            lo = _next_doc_at_least(cols, lo, end, doc)
             if lo == end:
                 break
             if _doc(cols, lo) == doc:
@@ -181,7 +199,7 @@ def _add_term(out, docs, term, weight, indptr, cols, values, k1_plus_1, norm):  
     end = indptr[term + 1]
     lo = indptr[term]
     for i in range(len(docs)):
-        lo = _first_doc_at_least(cols, lo, end, docs[i])
+        lo = _next_doc_at_least(cols, lo, end, docs[i])
         if lo == end:
             return
         if _doc(cols, lo) == docs[i]:
@@ -232,7 +250,7 @@ def _reaching(partial, reach, terms, left_out, indptr, cols, summed):  # pragma:
 
 @njit(cache=True, nogil=True)
 def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols, values, heads,
-               allowed, k1_plus_1, norm, norm32, partial):  # pragma: no cover - compiled
+               allowed, k1_plus_1, norm, norm32, partial, scan_from):  # pragma: no cover - compiled
     """The documents that can be in the top k by these terms (a superset, ascending).
 
     `weights`: each term's count in the query times its idf; `bounds`: the most it can
@@ -240,7 +258,9 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
     postings give a first k-th best score (theta), 0 to go without; `allowed`: a mask
     over documents, or empty; `norm32`: `norm` as float32, for the approximate sums;
     `partial`: float32 zeros, one per document, left as zeros (a thread's scratch, so
-    that a query does not allocate and fault in a fresh array).
+    that a query does not allocate and fault in a fresh array); `scan_from`: from this
+    many summed postings on, the sums that reach the bar are found by a scan of every
+    document's sum, below it by a second read of the summed lists.
 
     1. theta: the k-th best score among the seeds. The top k all score at least theta.
     2. The longest lists whose bounds add up to at most `share` of theta are left out:
@@ -276,7 +296,7 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
             partial[doc] += weight * tf / (tf + norm32[doc])
     # Impacts are positive here (idf > 0): every summed document has more than 0.
     reach = max(reach, 1e-30)
-    if summed < len(norm):
+    if summed < scan_from:
         docs, approximate = _reaching(partial, reach, terms, left_out, indptr, cols, summed)
     else:
         docs = np.flatnonzero(partial >= reach)
