@@ -186,7 +186,9 @@ def test_an_index_hands_its_loops_one_type_built_or_loaded(corpus_tokens, tmp_pa
     for index in (built, loaded):
         arrays = [*index.term_docs.arrays("t").values(), *index.heads]
         assert not any(a.flags.writeable for a in arrays)
+    # Counted after the built index's query: a test before it in this process may have
+    # compiled the loop for other frequency widths.
+    built.top(corpus_tokens[0][:3], 5)
     signatures = len(compiled.contenders.signatures)
-    for index in (built, loaded):
-        index.top(corpus_tokens[0][:3], 5)
-    assert len(compiled.contenders.signatures) <= max(signatures, 1)
+    loaded.top(corpus_tokens[0][:3], 5)
+    assert len(compiled.contenders.signatures) == signatures
