@@ -112,7 +112,7 @@ def json_text(value: Any) -> str:
     abstract included, and json.dumps was 7% of a large import's time (orjson takes an
     eighth of that). What orjson refuses and json writes (an integer past 64 bits, a
     lone surrogate) is written by json, so a column takes what it took before; the one
-    other difference, NaN written as null, no column holds (records refuse it)."""
+    other difference, NaN written as null, no column meets: none holds a float."""
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:  # orjson.JSONEncodeError
