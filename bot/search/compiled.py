@@ -285,10 +285,9 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
             break
         left_out[t] = True
         budget -= bounds[t]
-    summed, reach, out_bound = 0, theta * (1 - slack), 0.0
+    summed, out_bound = 0, 0.0  # out_bound: the most the left-out terms can add
     for t in range(len(terms)):
         if left_out[t]:
-            reach -= bounds[t]
             out_bound += bounds[t]
             continue
         summed += lengths[t]
@@ -298,7 +297,7 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
             tf = np.float32(values[j])
             partial[doc] += weight * tf / (tf + norm32[doc])
     # Impacts are positive here (idf > 0): every summed document has more than 0.
-    reach = max(reach, 1e-30)
+    reach = max(theta * (1 - slack) - out_bound, 1e-30)
     if summed < scan_from:
         docs, approximate = _reaching(partial, reach, terms, left_out, indptr, cols, summed)
     else:
