@@ -24,7 +24,7 @@ import numpy as np
 
 from bot.collector import give_back_free_memory
 from bot.corpus.indexed import IndexedPaper
-from bot.search.arrays import Arrays, SparseRows, StringTable
+from bot.search.arrays import Arrays, SparseRows, StringTable, digest_order
 from bot.search.batch import FILTER_FIELDS, LISTED_FIELDS, Batch, content_hash
 from bot.search.bm25 import Bm25Index, Bm25Params, TermCounts
 from bot.search.suggest import Spelling, WordCounts
@@ -79,6 +79,10 @@ class IndexContent:
     # The documents by the set of their title's terms (title_sets); stored, or made on
     # first use for a segment written before they were.
     title_sets: tuple[np.ndarray, np.ndarray] | None = None
+    # The vocabulary's rows in the order of their digests (arrays.digest_order): where
+    # a smaller segment's terms are looked up (segments.global_stats); stored, or made on
+    # first use for a segment written before it was.
+    term_key_order: np.ndarray | None = None
 
     @property
     def doc_count(self) -> int:
@@ -88,6 +92,11 @@ class IndexContent:
         if self.term_keys is None:
             self.term_keys = self.bm25.vocabulary.keys()
         return self.term_keys
+
+    def key_order(self) -> np.ndarray:
+        if self.term_key_order is None:
+            self.term_key_order = digest_order(self.keys())
+        return self.term_key_order
 
     def title_set_arrays(self) -> Arrays:
         keys, docs = self._title_sets()
@@ -220,6 +229,7 @@ class IndexContent:
             **self.title_terms.arrays("title_terms"),
             **self.spelling.arrays(),
             "vocabulary.keys": self.keys(),
+            "vocabulary.key_order": self.key_order(),
         }
         arrays.update(self.title_set_arrays())
         for fld, postings in self.filters.items():
@@ -252,6 +262,7 @@ class IndexContent:
             (arrays["title_sets.keys"], arrays["title_sets.docs"])
             if "title_sets.keys" in arrays
             else None,
+            arrays.get("vocabulary.key_order"),
         )
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bot.search.arrays import digest_order
 from bot.search.bm25 import Bm25Params, Stats
 from bot.search.content import IndexContent
 
@@ -86,34 +87,65 @@ def global_stats(
     avgdl = live_tokens / live_docs if live_docs else 1.0
     if len(contents) == 1:
         return [Stats(_floored_idf(frequencies[0], live_docs, params.epsilon), avgdl)]
-    # Terms are matched across segments by digest: equal strings, equal digests.
+    groups, df = _term_groups(contents, frequencies)
+    idf = _floored_idf(df, live_docs, params.epsilon)
+    return [Stats(idf[g], avgdl) for g in groups]
+
+
+def _term_groups(
+    contents: Sequence[IndexContent], frequencies: Sequence[np.ndarray]
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each distinct term of the segments numbered once: per segment, the number of each
+    of its terms, and per number the document frequency summed over the segments.
+
+    Terms are matched across segments by digest (equal strings, equal digests). The
+    largest segment's terms keep their own numbers and its digests are read in their
+    stored order (`IndexContent.key_order`), so only the other segments' are sorted and
+    looked up in it: a day's 20,000 terms, not all of arXiv's 770,000 again (0.3 s on
+    each update at 2.6M papers)."""
+    big = max(range(len(contents)), key=lambda i: len(frequencies[i]))
+    keys = contents[big].keys()
+    order = contents[big].key_order()
+    first = keys[order, 0]
+    if not len(first) or np.any(first[1:] == first[:-1]):  # one first half, two digests
+        return _sorted_groups(contents, frequencies)
+    others = [i for i in range(len(contents)) if i != big]
+    small, small_df = _sorted_groups([contents[i] for i in others], [frequencies[i] for i in others])
+    # One digest per distinct term of the smaller segments (any of its rows), looked up.
+    rows = np.empty(len(small_df), dtype=np.int64)
+    rows[np.concatenate(small)] = np.arange(sum(len(g) for g in small))
+    wanted = np.concatenate([contents[i].keys() for i in others])[rows]
+    at = np.minimum(np.searchsorted(first, wanted[:, 0]), len(first) - 1)
+    term = order[at]
+    found = (first[at] == wanted[:, 0]) & (keys[term, 1] == wanted[:, 1])
+    # Numbers: the big segment's terms keep theirs, the terms it lacks follow.
+    number = np.empty(len(small_df), dtype=np.int64)
+    number[found] = term[found]
+    number[~found] = len(first) + np.arange(np.count_nonzero(~found))
+    df = np.concatenate([frequencies[big], small_df[~found]])
+    df[term[found]] += small_df[found]  # distinct digests: distinct terms
+    groups: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(contents)
+    groups[big] = np.arange(len(first))
+    for i, group in zip(others, small):
+        groups[i] = number[group]
+    return groups, df
+
+
+def _sorted_groups(
+    contents: Sequence[IndexContent], frequencies: Sequence[np.ndarray]
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """`_term_groups` by sorting every segment's digests together."""
     keys = np.concatenate([c.keys() for c in contents])
     df = np.concatenate(frequencies)
     order = digest_order(keys)
     ordered = keys[order]
     starts = np.ones(len(order), dtype=bool)
     starts[1:] = (ordered[1:, 0] != ordered[:-1, 0]) | (ordered[1:, 1] != ordered[:-1, 1])
-    group = np.cumsum(starts) - 1
-    total = np.bincount(group, weights=df[order]).astype(np.int64)
-    idf = _floored_idf(total, live_docs, params.epsilon)
-    per_term = np.empty(len(order), dtype=np.float64)
-    per_term[order] = idf[group]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(starts) - 1
+    total = np.bincount(group, weights=df, minlength=int(starts.sum())).astype(np.int64)
     bounds = np.cumsum([0] + [len(f) for f in frequencies])
-    return [Stats(per_term[bounds[i] : bounds[i + 1]], avgdl) for i in range(len(contents))]
-
-
-def digest_order(keys: np.ndarray) -> np.ndarray:
-    """An order of the rows of `keys` (128-bit digests as two uint64) that puts equal
-    digests next to each other: by their first half alone, one sort where lexsort takes
-    two (~0.1 s at a million papers' vocabulary, on every index update); by both halves
-    when two different digests share a first half (64 random bits: about one chance in
-    sixty million among all of arXiv's 750,000 terms)."""
-    order = np.argsort(keys[:, 0], kind="stable")
-    first = keys[order, 0]
-    shared = np.flatnonzero(first[1:] == first[:-1])
-    if len(shared) and np.any(keys[order[shared], 1] != keys[order[shared + 1], 1]):
-        return np.lexsort((keys[:, 1], keys[:, 0]))
-    return order
+    return [group[bounds[i] : bounds[i + 1]] for i in range(len(contents))], total
 
 
 def joined(

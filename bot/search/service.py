@@ -277,10 +277,15 @@ class SearchService:
         return named
 
     def _complete(self, name: str, content: IndexContent) -> None:
-        """A segment written before its title sets were stored gets them now, once for
-        every process after (0.2 s at a million papers)."""
-        if content.title_sets is None and self.store is not None:
-            self.store.add_arrays(name, content.title_set_arrays())
+        """A segment written before its title sets or its digests' order were stored gets
+        them now, once for every process after (0.2 s at a million papers)."""
+        if self.store is None:
+            return
+        missing = {} if content.title_sets is not None else content.title_set_arrays()
+        if content.term_key_order is None:
+            missing["vocabulary.key_order"] = content.key_order()
+        if missing:
+            self.store.add_arrays(name, missing)
 
     def _build(self, revision: int, previous: SearchIndex | None) -> SearchIndex:
         started = time.perf_counter()

@@ -4,9 +4,12 @@ search ever seeing a half-made set."""
 
 from __future__ import annotations
 
+import json
+import math
 import random
 import threading
 import time
+from collections import Counter
 from dataclasses import replace
 
 import numpy as np
@@ -17,10 +20,13 @@ from adapters.bench.search.realistic import RealisticCorpus
 from bot.corpus.indexed import IndexedPaper
 from bot.search import index as index_module
 from bot.search import segments
-from bot.search.files import SEGMENTS, IndexStore
+from bot.search.arrays import digest_order
+from bot.search.bm25 import Bm25Params
+from bot.search.content import IndexContent
+from bot.search.files import SEGMENTS, IndexStore, load_arrays
 from bot.search.index import SearchIndex
 from bot.search.query import Query
-from bot.search.segments import digest_order, live_masks, merge_plan
+from bot.search.segments import live_masks, merge_plan
 from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 
@@ -331,3 +337,86 @@ def test_digest_order_groups_equal_digests_even_when_first_halves_collide():
     collide = np.array([[5, 1], [5, 2], [5, 1], [9, 9]], dtype=np.uint64)
     assert not _runs_are_whole(collide, np.argsort(collide[:, 0], kind="stable"))
     assert _runs_are_whole(collide, digest_order(collide))
+
+
+def _by_string(contents, lives, epsilon: float) -> list[np.ndarray]:
+    """Per segment, each term's idf over all segments' live documents, its terms matched
+    by their strings: BM25Okapi's formula and floor, written out without digests."""
+    frequency: Counter[str] = Counter()
+    per_segment = []
+    for content, live in zip(contents, lives):
+        vocabulary = content.bm25.vocabulary.to_list()
+        df = content.bm25.live_doc_freq(np.ones(content.doc_count, bool) if live is None else live)
+        frequency.update({term: int(n) for term, n in zip(vocabulary, df) if n})
+        per_segment.append(vocabulary)
+    docs = sum(c.doc_count if live is None else int(live.sum()) for c, live in zip(contents, lives))
+    def raw(n: int) -> float:
+        return math.log(docs - n + 0.5) - math.log(n + 0.5)
+
+    floor = epsilon * sum(raw(n) for n in frequency.values()) / len(frequency)
+    return [
+        np.array([raw(frequency[t]) if raw(frequency[t]) >= 0 else floor for t in terms], dtype=float)
+        for terms in per_segment
+    ]
+
+
+@pytest.fixture(scope="module")
+def three_segments(realistic):
+    """A large segment, a day's papers (some of them again: deletions) and a tiny one."""
+    tokenizer, params = Tokenizer(), Bm25Params()
+    big = IndexContent.build(realistic[:3_000], tokenizer, params)
+    day = IndexContent.build(realistic[2_990:3_150], tokenizer, params)
+    tiny = IndexContent.build(_renumbered(realistic[9_000:9_003], 90_000), tokenizer, params)
+    return [big, day, tiny]
+
+
+def test_global_statistics_look_up_the_smaller_segments_terms_in_the_largest(three_segments):
+    """The largest segment's terms are matched by a lookup of the others' digests in its
+    stored order: every term's idf is the one its string gets over all live documents."""
+    params = Bm25Params()
+    for contents in (three_segments, three_segments[::-1], three_segments[1:]):
+        lives = live_masks(contents)
+        got = segments.global_stats(contents, lives, params)
+        want = _by_string(contents, lives, params.epsilon)
+        for stats, expected in zip(got, want):
+            assert np.allclose(stats.idf, expected, rtol=0, atol=1e-12)
+
+
+def test_global_statistics_sort_every_digest_when_two_of_the_largest_share_a_first_half(
+    three_segments,
+):
+    """Looked up by their first half alone, two different terms of the largest segment
+    with one first half would be confused: then all digests are sorted together."""
+    params = Bm25Params()
+    lives = live_masks(three_segments)
+    want = _by_string(three_segments, lives, params.epsilon)
+    big = three_segments[0]
+    keys = big.keys()
+    # Every segment's copy of the big segment's second term takes the first term's first half.
+    moved, first_half = keys[1].copy(), keys[0, 0]
+    colliding = []
+    for content in three_segments:
+        changed = content.keys().copy()
+        changed[np.all(changed == moved, axis=1), 0] = first_half
+        colliding.append(replace(content, term_keys=changed, term_key_order=None))
+    assert colliding[0].keys()[1, 0] == colliding[0].keys()[0, 0]
+    assert any(np.any(c.keys()[:, 0] == first_half) for c in colliding[1:])  # shared terms
+    for stats, expected in zip(segments.global_stats(colliding, lives, params), want):
+        assert np.allclose(stats.idf, expected, rtol=0, atol=1e-12)
+
+
+def test_a_segment_stores_its_digests_order_and_an_older_one_gets_it_when_opened(realistic, tmp_path):
+    corpus = ChangingCorpus(realistic[:400])
+    SearchService(corpus, index_dir=tmp_path / "idx").current()
+    (segment,) = (tmp_path / "idx" / SEGMENTS).iterdir()
+    stored = load_arrays(segment)
+    assert np.array_equal(stored["vocabulary.key_order"], digest_order(stored["vocabulary.keys"]))
+    meta = json.loads((segment / "meta.json").read_text())
+    meta["arrays"].remove("vocabulary.key_order")
+    (segment / "meta.json").write_text(json.dumps(meta))
+    (segment / "vocabulary.key_order.npy").unlink()
+    assert "vocabulary.key_order" not in load_arrays(segment)  # as written before it was
+
+    SearchService(corpus, index_dir=tmp_path / "idx").current()
+    again = load_arrays(segment)
+    assert np.array_equal(again["vocabulary.key_order"], digest_order(again["vocabulary.keys"]))
