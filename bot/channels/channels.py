@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -17,6 +17,12 @@ from bot.messages import ChannelRef
 from store import Database
 from store.models import Channel, Post, utcnow
 
+# Asked before every command (bot.core): built once, as constructing it cost about what
+# running it does.
+_WAITING_NOTICE = select(Channel.id, Channel.pause_notice).where(
+    Channel.platform == bindparam("platform"), Channel.workspace == bindparam("workspace"),
+    Channel.channel == bindparam("channel"), Channel.pause_notice.is_not(None),
+)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -68,12 +74,8 @@ class Channels:
         """The notice waiting for this channel's next command (why its schedule paused
         itself), cleared as it is taken, so it is shown exactly once."""
         with self.db.connection() as connection:
-            found = connection.execute(
-                select(Channel.id, Channel.pause_notice).where(
-                    Channel.platform == ref.platform, Channel.workspace == ref.workspace,
-                    Channel.channel == ref.channel, Channel.pause_notice.is_not(None),
-                )
-            ).first()
+            where = {"platform": ref.platform, "workspace": ref.workspace, "channel": ref.channel}
+            found = connection.execute(_WAITING_NOTICE, where).first()
             if found is None:
                 return None
             # Cleared only if still there: of two commands at once, one shows it.

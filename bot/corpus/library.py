@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from sqlalchemy import Text, cast, func, select
+from sqlalchemy import Text, bindparam, cast, func, select
 from sqlalchemy.orm import Session, joinedload
 
 from bot.corpus import identifiers, revisions
@@ -28,6 +28,15 @@ from bot.corpus.revisions import CHUNK
 from bot.grammar import looks_like_number, number
 from store import Database
 from store.models import Paper, PaperExternalId, PaperSource
+
+# The papers of a search's cards, their sources and ids joined in (one query, not three:
+# 1.5 ms against 2.1 ms at 100k papers), built once: constructing the statement and its
+# cache key on every command cost as much again as running it (0.8 against 0.5 ms).
+_PAPERS_WITH_IDS = (
+    select(Paper)
+    .where(Paper.id.in_(bindparam("ids", expanding=True)))
+    .options(joinedload(Paper.sources), joinedload(Paper.external_ids))
+)
 
 if TYPE_CHECKING:  # importing loads the readers of every format: not for a search
     from bot.corpus.drafts import Written
@@ -203,12 +212,10 @@ class Library:
 
     def get_many(self, paper_ids: Iterable[int]) -> dict[int, Paper]:
         ids = list(paper_ids)
-        # One query with the sources and ids joined in, not three: a search command's
-        # five cards read them all (1.5 ms against 2.1 ms at 100k papers).
-        joined = (joinedload(Paper.sources), joinedload(Paper.external_ids))
+        if not ids:
+            return {}
         with self.db.session() as session:
-            rows = session.scalars(select(Paper).where(Paper.id.in_(ids)).options(*joined))
-            papers = rows.unique().all()
+            papers = session.scalars(_PAPERS_WITH_IDS, {"ids": ids}).unique().all()
         return {p.id: p for p in papers}
 
     def find(self, ref: str) -> Paper | None:

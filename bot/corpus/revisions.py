@@ -18,10 +18,12 @@ from store.database import upsert_insert
 from store.models import CorpusState, Paper, new_identity, utcnow
 
 CHUNK = 500  # rows per IN (...) lookup; well under every database's parameter limit
+# Every command asks for it (is the index current?): built once, not on every call.
+_REVISION = select(CorpusState.revision).where(CorpusState.id == 1)
 
 
 def current_revision(session: Session | Connection) -> int:
-    return session.scalar(select(CorpusState.revision).where(CorpusState.id == 1)) or 0
+    return session.scalar(_REVISION) or 0
 
 
 def corpus_identity(db: Database) -> str:
