@@ -133,7 +133,7 @@ def warm() -> None:
         values = frozen(np.array([1, 2], dtype=width))
         found = loops.contenders(1, terms, weights, weights, 1, 0.5, 1e-4, indptr, cols, values,
                                  heads, np.zeros(0, dtype=np.bool_), 2.5, norm, norm32,
-                                 np.zeros(2, dtype=np.float32), 1)
+                                 np.zeros(2, dtype=np.float32), 1, 1)
         loops.ranked(1, found, terms, weights, terms, indptr, cols, values, 2.5, norm)
         loops.terms_of(0, indptr, cols, values)
         loops.highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)

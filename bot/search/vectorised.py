@@ -24,7 +24,7 @@ def _postings(term, indptr, cols, values) -> tuple[np.ndarray, np.ndarray]:
 
 
 def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols, values, heads,
-               allowed, k1_plus_1, norm, norm32, partial, scan_from) -> np.ndarray:
+               allowed, k1_plus_1, norm, norm32, partial, scan_from, probes) -> np.ndarray:
     """Every document holding a query term (allowed ones only): a superset of the top
     k, as compiled.contenders returns, without ruling any out."""
     present = np.zeros(len(norm), dtype=np.bool_)

@@ -62,13 +62,23 @@ def survivors(request, monkeypatch) -> str:
     return request.param
 
 
+@pytest.fixture(params=["best sums probed", "none probed"])
+def probing(request, monkeypatch) -> str:
+    """With and without scoring the survivors with the best sums whole first: PROBES 1
+    (then k of them) before the left-out terms are looked up, or so many that none are."""
+    monkeypatch.setattr(bm25, "PROBES", 1 if request.param == "best sums probed" else 10**9)
+    return request.param
+
+
 def _expected_top(expected: np.ndarray, k: int, allowed: np.ndarray | None = None) -> list[int]:
     """rank-bm25 ranks every document; only those with a score are hits."""
     ranked = sorted(range(len(expected)), key=lambda d: (-expected[d], d))
     return [d for d in ranked if expected[d] > 0 and (allowed is None or allowed[d])][:k]
 
 
-def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seeding, survivors):
+def test_scores_equal_rank_bm25_on_the_seed_corpus(
+    corpus_tokens, engine, seeding, survivors, probing
+):
     ours = engine
     reference = BM25Okapi(corpus_tokens)
     # The corpus must contain terms in more than half the documents, or the floor is untested.
@@ -85,7 +95,7 @@ def test_scores_equal_rank_bm25_on_the_seed_corpus(corpus_tokens, engine, seedin
 
 @pytest.mark.parametrize("direct_limit", [0, bm25.DIRECT_LIMIT])
 def test_top_k_with_filters_equals_rank_bm25(
-    corpus_tokens, engine, monkeypatch, direct_limit, seeding, survivors
+    corpus_tokens, engine, monkeypatch, direct_limit, seeding, survivors, probing
 ):
     """Both ways of ranking a filtered query: pruning with the mask (large filters) and
     scoring the allowed documents directly (selective ones); k from 1 to past the matches."""
