@@ -350,6 +350,7 @@ def _by_string(contents, lives, epsilon: float) -> list[np.ndarray]:
         frequency.update({term: int(n) for term, n in zip(vocabulary, df) if n})
         per_segment.append(vocabulary)
     docs = sum(c.doc_count if live is None else int(live.sum()) for c, live in zip(contents, lives))
+
     def raw(n: int) -> float:
         return math.log(docs - n + 0.5) - math.log(n + 0.5)
 
