@@ -41,7 +41,7 @@ def pooled(services, slack):
     app = build_app(services, settings, listeners, later=later)[0]
     fetcher = ChatFetcher(ChatFetchPolicy(timeout=BUDGET, spacing=0.0), addresses=any_address)
     services.feature("adding").providers = Providers(fetcher=fetcher)
-    services.search.current()  # the index loaded, as `serve` does before it listens
+    services.search.warm()  # the index and the compiled loops loaded, as `serve` does before it listens
     yield app
     services.core.stop()
     later.shutdown(wait=True)
