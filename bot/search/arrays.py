@@ -133,9 +133,9 @@ class StringTable:
 def digest_order(keys: np.ndarray) -> np.ndarray:
     """An order of the rows of `keys` (128-bit digests as two uint64) that puts equal
     digests next to each other: by their first half alone, one sort where lexsort takes
-    two (~0.1 s at a million papers' vocabulary); by both halves
-    when two different digests share a first half (64 random bits: about one chance in
-    sixty million among all of arXiv's 750,000 terms)."""
+    two (~0.1 s at a million papers' vocabulary); by both halves when two different
+    digests share a first half (64 random bits: about one chance in sixty million among
+    all of arXiv's 750,000 terms)."""
     order = np.argsort(keys[:, 0], kind="stable")
     first = keys[order, 0]
     shared = np.flatnonzero(first[1:] == first[:-1])

@@ -283,11 +283,10 @@ def _kth_probed(k, probes, docs, sums, terms, left_out, weights, indptr, cols, v
     n = len(docs)
     cut = np.partition(sums, n - probes)[n - probes]
     chosen = np.flatnonzero(sums >= cut)[: 4 * probes]  # many ties: any k or more will do
-    whole = sums[chosen].copy()
+    whole, probed = sums[chosen].copy(), docs[chosen]
     for t in range(len(terms)):
         if left_out[t]:
-            _add_term(whole, docs[chosen], terms[t], weights[t], indptr, cols, values, k1_plus_1,
-                      norm)
+            _add_term(whole, probed, terms[t], weights[t], indptr, cols, values, k1_plus_1, norm)
     return np.partition(whole, len(whole) - k)[len(whole) - k]
 
 
