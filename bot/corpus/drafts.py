@@ -116,18 +116,18 @@ def index_form(
 
 
 
-def write_drafts(session: Session, drafts: list[Draft]) -> list[int]:
+def write_drafts(session: Session, drafts: list[Draft], revision: int) -> list[int]:
     """Insert the drafts, their sources and their ids, each table's rows in one go (no
     ORM objects to make, track and flush); the papers' new ids, in the drafts' order.
 
     Each paper's row holds what a new Paper's would: every shown field as the merge set
     it, created_at and updated_at the moment of writing (after any merge into the draft:
-    its updated_at is not older), changed_revision its default (0) until the import
-    stamps it with its revision (bot.corpus.revisions.mark_changed)."""
+    its updated_at is not older), and changed_revision the revision the import expects
+    to move the corpus to (it stamps them again should another import take that one)."""
     if not drafts:
         return []
     now = utcnow()
-    rows = [[*(getattr(d, name) for name in SHOWN), d.title_key, now, now] for d in drafts]
+    rows = [[*(getattr(d, name) for name in SHOWN), d.title_key, now, now, revision] for d in drafts]
     ids = _insert_papers(session, rows)
     pairs = list(zip(ids, drafts, strict=True))
     _bulk_insert(
@@ -149,7 +149,8 @@ def write_drafts(session: Session, drafts: list[Draft]) -> list[int]:
     return ids
 
 
-_PAPER_COLUMNS = (*SHOWN, "title_key", "created_at", "updated_at")  # as write_drafts lists them
+# As write_drafts lists them.
+_PAPER_COLUMNS = (*SHOWN, "title_key", "created_at", "updated_at", "changed_revision")
 
 
 def _insert_papers(session: Session, rows: list[list[Any]]) -> list[int]:

@@ -41,7 +41,7 @@ from bot.corpus.records import (
     check_record,
     title_key,
 )
-from bot.corpus.revisions import CHUNK, bump_revision, mark_changed
+from bot.corpus.revisions import CHUNK, bump_revision, current_revision, mark_changed
 from store import Database
 from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
@@ -215,6 +215,10 @@ class _Existing:
     loaded: list[Paper] = field(default_factory=list)
     # Told the new papers of each flush as the search index reads them (Written).
     written: Written | None = None
+    # The revision this import expects to move the corpus to: its new papers are written
+    # with it, so that the common case (no other import commits meanwhile) needs no
+    # second pass over their rows (unstamped_ids).
+    expected: int = 0
 
     def owners(self, session: Session, pairs: Iterable[Pair]) -> dict[Pair, int | None]:
         """The paper holding each id, or None; asks the database only for unknown ones."""
@@ -255,15 +259,18 @@ class _Existing:
         The session goes first: an id a stored paper let go of may be a draft's now."""
         session.flush()
         drafts = list(self.created.values())  # keys in order
-        ids = write_drafts(session, drafts)
+        ids = write_drafts(session, drafts, self.expected)
         self.flushed.extend(ids)
         self.created.clear()
         if self.written is not None and ids:
             self.written([as_indexed(pid, draft) for pid, draft in zip(ids, drafts, strict=True)])
 
-    def changed_ids(self) -> list[int]:
-        """The ids of the papers this import added or updated (once all are flushed)."""
-        return sorted(key if key > 0 else self.flushed[-key - 1] for key in self.changed)
+    def unstamped_ids(self, revision: int) -> list[int]:
+        """The ids of the papers this import added or updated (once all are flushed) whose
+        rows do not say `revision` yet: the stored papers it updated, and its new papers
+        too unless it moved the corpus to the revision it expected."""
+        keys = self.changed if revision != self.expected else (k for k in self.changed if k > 0)
+        return sorted(key if key > 0 else self.flushed[-key - 1] for key in keys)
 
 
 def import_file(
@@ -341,6 +348,7 @@ def _import_records(
     with db.session() as session:
         existing = _load_existing(session, papers)
         existing.written = written
+        existing.expected = current_revision(session) + 1
         for done, paper in enumerate(papers, 1):
             if (done - 1) % CHUNK == 0:
                 ahead = papers[done - 1 : done - 1 + CHUNK]
@@ -353,7 +361,7 @@ def _import_records(
         revision = None
         if summary.added or summary.updated:
             revision = bump_revision(session)
-            mark_changed(session, existing.changed_ids(), revision)
+            mark_changed(session, existing.unstamped_ids(revision), revision)
     if written is not None and revision is not None:  # committed
         written.committed(revision, existing.reopened)
     if len(existing.flushed) >= ANALYZE_AFTER and db.engine.dialect.name == "postgresql":

@@ -6,8 +6,9 @@ import threading
 
 import pytest
 from alembic import command
-from sqlalchemy import func, inspect, select, text, update
+from sqlalchemy import event, func, inspect, select, text, update
 
+from bot.corpus import importing
 from bot.corpus.library import Library
 from bot.corpus.records import PaperRecord
 from store import Database
@@ -123,6 +124,42 @@ def test_an_import_that_updates_one_paper_and_adds_one_lists_exactly_those(db):
     assert [p.text for p in library.papers_with([added])] == ["Paper number 4\nAbout it."]
     assert stamped[paper_id(library, 1)] == stamped[paper_id(library, 3)] == first
     assert changed_ids(library, second) == []
+
+
+def test_new_papers_are_written_with_their_revision_and_not_updated_after(db):
+    library = Library(db)
+    store(library, [record(1)])
+    statements: list[str] = []
+
+    def seen(_conn, _cursor, statement, *_args) -> None:
+        statements.append(" ".join(statement.split()).upper())
+
+    event.listen(db.engine, "before_cursor_execute", seen)
+    try:
+        assert store(library, [record(n) for n in range(2, 40)]) == (38, 0, 0)
+    finally:
+        event.remove(db.engine, "before_cursor_execute", seen)
+    assert set(revisions(db).values()) == {1, 2} and library.revision() == 2
+    assert changed_ids(library, 1) == sorted(paper_id(library, n) for n in range(2, 40))
+    # A day's import into a large library paid a second pass over its rows for this.
+    assert not [s for s in statements if s.startswith("UPDATE PAPERS ")], statements
+
+
+def test_an_import_overtaken_by_another_stamps_its_papers_again(db, monkeypatch):
+    """An import writes its new papers with the revision it expects to reach; when
+    another import has moved the corpus on since it looked, it stamps them again."""
+    library = Library(db)
+    store(library, [record(1), record(2)])
+    first = library.revision()
+    looked = importing.current_revision
+    # As if the revision was read just before another import committed its own.
+    monkeypatch.setattr(importing, "current_revision", lambda session: looked(session) - 1)
+    assert store(library, [record(1, "Revised."), record(3), record(4)]) == (2, 1, 0)
+    assert library.revision() == first + 1
+    stamped = revisions(db)
+    assert {stamped[paper_id(library, n)] for n in (1, 3, 4)} == {first + 1}
+    assert stamped[paper_id(library, 2)] == first
+    assert changed_ids(library, first) == sorted(paper_id(library, n) for n in (1, 3, 4))
 
 
 def test_concurrent_imports_get_their_own_revisions(db):
