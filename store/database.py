@@ -25,7 +25,7 @@ DEFAULT_URL = "sqlite:///paperclub.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
 # The newest migration's revision: a database already there is opened without Alembic.
 # tests/test_store.py holds it to the migrations folder's head.
-SCHEMA_HEAD = "0014_digest"
+SCHEMA_HEAD = "0015_unused_title_index"
 
 
 def as_utc(moment: datetime | None) -> datetime | None:

@@ -39,9 +39,10 @@ class Paper(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     title: Mapped[str] = mapped_column(Text)
-    # Normalised title (bot.corpus.records.title_key): how a paper without a shared
-    # external id is recognised when it arrives again or from another source.
-    title_key: Mapped[str] = mapped_column(String(512), index=True)
+    # Normalised title (bot.corpus.records.title_key) of the title shown. Papers are
+    # matched by their sources' title keys (PaperSource.title_key, indexed); this one
+    # is not, as no query asks for it.
+    title_key: Mapped[str] = mapped_column(String(512))
     title_derived: Mapped[bool] = mapped_column(default=False)
     authors: Mapped[list[str]] = mapped_column(default=list)
     abstract: Mapped[str] = mapped_column(Text, default="")

@@ -50,9 +50,12 @@ def test_a_database_behind_the_head_is_upgraded_not_taken_as_current(tmp_path):
         connection.execute(text("UPDATE alembic_version SET version_num = '0013_follows'"))
         connection.execute(text("DROP TABLE digests"))
         connection.execute(text("DROP TABLE digest_plans"))
+        connection.execute(text("CREATE INDEX ix_papers_title_key ON papers (title_key)"))
     assert not database._at_head()
     database.ensure_schema()
     assert database._at_head() and "digests" in inspect(database.engine).get_table_names()
+    # The index no query used is gone: each new paper paid an insert into it.
+    assert "ix_papers_title_key" not in {i["name"] for i in inspect(database.engine).get_indexes("papers")}
     database.dispose()
 
 
