@@ -115,7 +115,6 @@ def index_form(
     )
 
 
-
 def write_drafts(session: Session, drafts: list[Draft], revision: int) -> list[int]:
     """Insert the drafts, their sources and their ids, each table's rows in one go (no
     ORM objects to make, track and flush); the papers' new ids, in the drafts' order.
@@ -127,7 +126,9 @@ def write_drafts(session: Session, drafts: list[Draft], revision: int) -> list[i
     if not drafts:
         return []
     now = utcnow()
-    rows = [[*(getattr(d, name) for name in SHOWN), d.title_key, now, now, revision] for d in drafts]
+    rows = [
+        [*(getattr(d, name) for name in SHOWN), d.title_key, now, now, revision] for d in drafts
+    ]
     ids = _insert_papers(session, rows)
     pairs = list(zip(ids, drafts, strict=True))
     _bulk_insert(
@@ -219,4 +220,3 @@ def _bulk_insert(
     else:
         marks = ", ".join("?" * len(columns))
         connection.exec_driver_sql(f"INSERT INTO {into} VALUES ({marks})", list(map(tuple, rows)))
-
