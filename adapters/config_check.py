@@ -26,9 +26,9 @@ from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE
 from bot.ops.settings import (
     DATABASE,
     SECRET_VARIABLES,
-    SETTINGS,
     ConfigError,
     CoreSettings,
+    EnvSettings,
     database_problem,
     declared,
     environment,
@@ -38,20 +38,33 @@ from bot.ops.settings import (
 from store.database import resolve_database_url
 
 
+def settings_models() -> list[type[EnvSettings]]:
+    """The global settings and every feature's (bot.app.settings_models), in the order
+    `config check` shows them: a feature's model is shown without an edit here."""
+    from bot.app import settings_models
+
+    return settings_models()
+
+
 def core_groups() -> dict[str, list[str]]:
-    """Every variable of the settings models (bot.ops.settings.SETTINGS) by its group, in
-    declaration order: a field added to a model is shown without an edit here."""
+    """Every variable of the settings models by its group, in declaration order: a field
+    added to a model is shown without an edit here."""
     groups: dict[str, list[str]] = {}
-    for settings_cls in SETTINGS:
+    for settings_cls in settings_models():
         for group, variable, _unset in declared(settings_cls):
             groups.setdefault(group, []).append(variable)
     return groups
 
 
-# What an unset variable means (a platform's own: its settings' UNSET).
-DEFAULTS: dict[str, str] = {
-    variable: unset for settings_cls in SETTINGS for _, variable, unset in declared(settings_cls) if unset
-}
+def unset_meanings() -> dict[str, str]:
+    """What an unset variable means (a platform's own: its settings' UNSET)."""
+    return {variable: unset for settings_cls in settings_models() for _, variable, unset in declared(settings_cls)
+            if unset}
+
+
+def secret_names() -> frozenset[str]:
+    """Every variable the settings models keep secret (SecretStr fields), and SECRET_VARIABLES."""
+    return frozenset().union(*(_secret_variables(settings_cls) for settings_cls in settings_models()))
 WIDTH = 30  # the variable-name column
 
 
@@ -73,7 +86,7 @@ def startup_settings(env: Mapping[str, str] | None, requested: Iterable[str]) ->
     wanted = list(dict.fromkeys(requested))
     names = [p.name for p in platforms.chat_platforms()]
     problems = [f"{p!r} is not a platform: {platforms.either(names)}" for p in wanted if p not in names]
-    core, *_others = [_read(settings_cls, env, problems) for settings_cls in SETTINGS]
+    core, *_others = [_read(settings_cls, env, problems) for settings_cls in settings_models()]
     read: dict[str, Any] = {}
     for platform in platforms.chat_platforms():
         settings_cls = platform.settings()
@@ -100,7 +113,7 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
     problems: list[str] = []
     lines = ["paperclub configuration (secrets masked)"]
 
-    core, *_others = [_read(settings_cls, env, problems) for settings_cls in SETTINGS]
+    core, *_others = [_read(settings_cls, env, problems) for settings_cls in settings_models()]
     for title, names in core_groups().items():
         lines += ["", title]
         lines += [_row(name, env) for name in names]
@@ -159,10 +172,12 @@ def _secret_variables(settings_cls) -> frozenset[str]:
 
 
 def _row(name: str, env: Mapping[str, str], shown: str | None = None,
-         defaults: Mapping[str, str] = DEFAULTS, secrets: frozenset[str] = SECRET_VARIABLES) -> str:
+         defaults: Mapping[str, str] | None = None, secrets: frozenset[str] | None = None) -> str:
     if shown is None:
-        shown = _shown(name, env, defaults, secrets)
+        shown = _shown(name, env, unset_meanings() if defaults is None else defaults,
+                       secret_names() if secrets is None else secrets)
     return f"  {name:<{WIDTH}}{shown}"
+
 
 
 def _shown(name: str, env: Mapping[str, str], defaults: Mapping[str, str], secrets: frozenset[str]) -> str:

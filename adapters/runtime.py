@@ -14,7 +14,7 @@ scale out without one.
 SIGTERM (a deploy, a daily restart) and Ctrl-C stop it gracefully: no new request is
 taken, `add` lines waiting on pages answer at once that paperclub stopped before it
 could finish, the post in flight finishes, posts not yet started are released for the
-next process (bot/daily/posts.py), answers in flight get a few seconds, then the process
+next process (bot/services/posts.py), answers in flight get a few seconds, then the process
 exits 0.
 """
 
@@ -33,12 +33,11 @@ from adapters import platforms
 from adapters.config_check import startup_settings
 from adapters.platforms import Platform
 from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint, listening, os_reason, pages_endpoint
-from bot.app import ConfigError, Services, utc_now
+from bot.ops.settings import ConfigError
+from bot.app import Services, utc_now
 from bot.core import DATABASE_UNAVAILABLE
 from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
 from bot.corpus.feeds import sync_jobs
-from bot.memory.routes import PREFIXES as PAGE_PREFIXES
-from bot.memory.pages import build_pages
 from bot.ops.health import health_report
 from bot.ops.heartbeats import Heartbeats
 from bot.ops.defaults import DEFAULT_HOST
@@ -79,11 +78,14 @@ class Process:
         return json_endpoint(lambda: health_report(s.db, s.library, s.search, beats, utc_now()))
 
     def routes(self) -> dict:
-        """/healthz, and the channels' archive pages and calendar feeds beside it."""
+        """/healthz, and beside it the features' pages (their plugins' routes: the channels'
+        archive pages and calendar feeds)."""
         s = self.services
-        pages = pages_endpoint(build_pages(s.library, s.channels, s.meetings, s.votes, s.search.tokenizer,
-                                           utc_now, s.features).answer)
-        return {HEALTH_PATH: self.health_endpoint(), **{prefix: pages for prefix in PAGE_PREFIXES}}
+        pages = {}
+        for plugin, feature in zip(s.plugins, s.features, strict=True):
+            for route in plugin.routes:
+                pages[route.prefix] = pages_endpoint(feature.page)
+        return {HEALTH_PATH: self.health_endpoint(), **pages}
 
 
 def serve(

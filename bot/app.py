@@ -1,83 +1,107 @@
-"""Wiring: every service built once, in one place, from a database URL, and the list of
-features.
+"""Wiring: the features in one list, and every service built once, in one place, from a
+database URL.
 
 Adapters, the CLI and tests all start here, so a reader follows a command from the
 adapter to the core in one hop and sees exactly which services and features exist. A
-new feature is a folder under bot/ and one line in `features` below.
+new feature is a folder under bot/ (its package names it with a `bot.feature.Plugin`)
+and its name in FEATURES below: its commands, tick, settings, tables, pages and
+subcommands come with it.
+
+Importing this module is cheap (the command line's parser reads the plugins to list the
+features' subcommands and pages); what `build_services` builds is imported when it runs.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-from bot.adding.commands import AddCommands, per_hour_from_env
-from bot.adding.providers import Providers
-from bot.channels.channels import Channels
-from bot.core import PaperClub
-from bot.corpus.library import Library
-from bot.daily.commands import ChannelCommands
-from bot.daily.picks import Picker
-from bot.daily.posts import DailyPosts
-from bot.digest.commands import DigestCommands
-from bot.digest.digests import Digests
-from bot.feature import Features
-from bot.follows.clients import FollowClients
-from bot.follows.commands import FollowCommands
-from bot.follows.follows import Follows
-from bot.follows.ingest import Ingest
-from bot.grammar import Command
-from bot.lookup.commands import Lookup
-from bot.meetings.commands import MeetingCommands
-from bot.meetings.meetings import Meetings
-from bot.memory.commands import MemoryCommands
-from bot.memory.links import ChannelLinks
-from bot.ops.replays import SeenRequests
-from bot.ops.settings import (  # noqa: F401  (ConfigError: re-exported)
-    DEFAULT_GRACE,
-    ConfigError,
-    catchup_from_env,
-    public_url_from_env,
-)
-from bot.search.service import SearchService
-from bot.votes.commands import VoteCommands
-from bot.votes.polls import Polls
-from bot.votes.reactions import Reactions
-from bot.votes.votes import Votes
-from bot.zotero.commands import ZoteroCommands
-from bot.zotero.imports import ZoteroFeed
-from bot.zotero.sync import ZoteroConfig
-from store import Database, open_database, resolve_database_url
+from bot.feature import Plugin
+
+if TYPE_CHECKING:
+    from sqlalchemy import MetaData
+
+    from bot.channels.channels import Channels
+    from bot.core import PaperClub
+    from bot.corpus.feeds import FeedSource
+    from bot.corpus.library import Library
+    from bot.feature import Feature, Features
+    from bot.grammar import Command
+    from bot.ops.replays import SeenRequests
+    from bot.ops.settings import EnvSettings
+    from bot.search.engine import SearchBackend
+    from bot.services.links import PrivateLinks
+    from bot.services.meetings import Meetings
+    from bot.services.polls import Polls
+    from bot.services.posts import Posts
+    from bot.services.votes import Votes
+    from store import Database
+
+# The features, by their folder under bot/, in the order `help` lists their commands and
+# `settings` their lines.
+FEATURES = ("lookup", "daily", "votes", "adding", "meetings", "memory", "follows", "digest", "reactions", "zotero")
+
+# How the search is made for a library (bot.search.engine.SearchBackend).
+SearchFactory = Callable[["Library"], "SearchBackend"]
+
+
+def package_of(name: str) -> str:
+    """A listed feature's package: "daily" is bot.daily; a dotted name is taken as it is
+    (a test's toy feature outside bot/)."""
+    return name if "." in name else f"bot.{name}"
+
+
+def plugins(names: Iterable[str] = FEATURES) -> list[Plugin]:
+    """The plugin of each feature listed (its package's PLUGIN), in their order."""
+    found = []
+    for name in names:
+        package = package_of(name)
+        plugin = getattr(import_module(package), "PLUGIN", None)
+        expected = package.rpartition(".")[2]
+        if not isinstance(plugin, Plugin) or plugin.name != expected:
+            raise TypeError(f"{package} must define PLUGIN = Plugin({expected!r}, ...) in its __init__.py")
+        found.append(plugin)
+    return found
 
 
 @dataclass
 class Services:
     db: Database
     library: Library
-    search: SearchService
+    search: SearchBackend
     channels: Channels
-    daily: DailyPosts
+    posts: Posts
     votes: Votes
     polls: Polls
     meetings: Meetings
+    links: PrivateLinks
     features: Features
     core: PaperClub
     seen: SeenRequests  # requests a platform may deliver twice, acted on once
-    feed_sources: tuple = ()  # feeds that are not pages (bot.corpus.feeds.FeedSource): zotero:
+    plugins: list[Plugin] = field(default_factory=list)
 
-    def feature(self, name: str):
+    @property
+    def feed_sources(self) -> tuple[FeedSource, ...]:
+        """Feeds that are not pages (bot.corpus.feeds.FeedSource), from the features: zotero:."""
+        return self.features.feed_sources()
+
+    def feature(self, name: str) -> Feature:
         """One feature by its name ("adding", "meetings"): tests and tools reach in here."""
-        return next(f for f in self.features if f.name == name)
+        return self.features.named(name)
 
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def catchup_grace(env=os.environ) -> timedelta:
+def catchup_grace(env: Mapping[str, str] = os.environ) -> timedelta:
     """PAPERCLUB_CATCHUP: how late a missed post may still go out (e.g. 3h, 90m)."""
+    from bot.ops.settings import catchup_from_env
+
     return catchup_from_env(env)
 
 
@@ -88,13 +112,31 @@ def build_services(
     ensure_schema: bool = True,
     public_url: str | None = None,
     db: Database | None = None,
-    follow_clients: FollowClients | None = None,
+    given: Iterable[object] = (),
+    env: Mapping[str, str] | None = None,
+    search: SearchFactory | None = None,
+    features: Iterable[str] = FEATURES,
 ) -> Services:
-    """Every service on the database at `url` (or `db`, opened already)."""
+    """Every service on the database at `url` (or `db`, opened already), with the
+    features listed in `features` (FEATURES). `given`: objects a feature takes instead of
+    making its own (a test's fake clients, `Kit.provided`); `search`: how the search is
+    made (default: the built-in engine)."""
+    from bot.ops.settings import public_url_from_env
+    from store import Database, open_database
+
+    env = os.environ if env is None else env
     if db is None:
-        db = open_database(url) if ensure_schema else Database(url or resolve_database_url())
-    return _wire(db, clock, grace or catchup_grace(), public_url or public_url_from_env(), Providers.from_env(),
-                 ZoteroConfig.from_env(), follow_clients or FollowClients.from_env())
+        db = open_database(url) if ensure_schema else Database(url or _default_url(env))
+    return _wire(db, clock, grace or catchup_grace(env), public_url or public_url_from_env(env), env,
+                 tuple(given), search or _builtin_search, plugins(features))
+
+
+def open_services(url: str | None = None, at: datetime | None = None) -> Services:
+    """The services for a command line, the schema checked, with the clock fixed at `at`
+    when the user travels in time."""
+    from store import open_database
+
+    return build_services(db=open_database(url), clock=(lambda: at) if at else utc_now)
 
 
 def command_grammar() -> list[Command]:
@@ -102,38 +144,93 @@ def command_grammar() -> list[Command]:
     environment's settings: for a platform that registers its commands ahead of serving
     (`paperclub discord sync`). The features are built on an in-memory SQLite that
     nothing opens: building one touches no database, only its handlers would."""
-    return list(_wire(Database("sqlite://"), utc_now, DEFAULT_GRACE, None, Providers()).core.commands.values())
+    from store import Database
+
+    services = _wire(Database("sqlite://"), utc_now, _default_grace(), None, {}, (), _builtin_search,
+                     plugins())
+    return list(services.core.commands.values())
+
+
+def feature_classes(names: Iterable[str] = FEATURES) -> list[type[Feature]]:
+    """Each listed feature's class, loaded."""
+    from bot.feature import loaded
+
+    return loaded(plugins(names))
+
+
+def settings_models(names: Iterable[str] = FEATURES) -> list[type[EnvSettings]]:
+    """The settings every process reads, then each feature's own, in the order `config
+    check` shows them (the chat platforms' come from adapters/platforms.py)."""
+    from bot.ops.settings import GLOBAL_SETTINGS
+
+    own = [cls.settings_model for cls in feature_classes(names) if cls.settings_model is not None]
+    return [*GLOBAL_SETTINGS, *dict.fromkeys(own)]
+
+
+def schema(names: Iterable[str] = FEATURES) -> MetaData:
+    """Every table of the schema: the shared ones (store.models, bot.services.models) and
+    each listed feature's own (the models in its package, imported with its class)."""
+    from sqlalchemy import MetaData
+
+    import bot.services.models  # noqa: F401 - registers the shared services' tables
+    from store.models import Base
+
+    names = list(names)
+    feature_classes(names)
+    owners = ("store", "bot.services", *(package_of(name) for name in names))
+    metadata = MetaData()
+    for mapper in Base.registry.mappers:
+        module = mapper.class_.__module__
+        if any(module == owner or module.startswith(owner + ".") for owner in owners):
+            mapper.local_table.to_metadata(metadata)
+    return metadata
+
+
+def _default_url(env: Mapping[str, str]) -> str:
+    from store.database import resolve_database_url
+
+    return resolve_database_url(env)
+
+
+def _default_grace() -> timedelta:
+    from bot.ops.settings import DEFAULT_GRACE
+
+    return DEFAULT_GRACE
+
+
+def _builtin_search(library: Library) -> SearchBackend:
+    from bot.search.service import SearchService
+
+    return SearchService(library)
 
 
 def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_url: str | None,
-          providers: Providers, zotero: ZoteroConfig = ZoteroConfig(),
-          follow_clients: FollowClients | None = None) -> Services:
+          env: Mapping[str, str], given: tuple[object, ...], make_search: SearchFactory,
+          listed: list[Plugin]) -> Services:
+    from bot.channels.channels import Channels
+    from bot.core import PaperClub
+    from bot.corpus.library import Library
+    from bot.feature import Features, Kit, loaded
+    from bot.ops.replays import SeenRequests
+    from bot.services.links import ChannelLinks, PrivateLinks
+    from bot.services.meetings import Meetings
+    from bot.services.picks import Picker
+    from bot.services.polls import Polls
+    from bot.services.posts import Posts
+    from bot.services.votes import Votes
+
     library = Library(db)
-    search = SearchService(library)
+    search = make_search(library)
     channels = Channels(db)
     votes = Votes(db)
     polls = Polls(db)
     meetings = Meetings(db)
-    daily = DailyPosts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace)
-    memory = MemoryCommands(channels, ChannelLinks(db), public_url, clock)
-    clients = follow_clients or FollowClients()
-    follows = FollowCommands(channels, Follows(db), Ingest(db, library, search, clients.arxiv, clients.openalex),
-                             clients.lookup, clock)
-    daily.sources.append(follows.fresh_candidates)  # fresh picks: the follows' papers first
+    posts = Posts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace)
+    links = PrivateLinks(channels, ChannelLinks(db), public_url, clock)
     features = Features()
-    # The features, in the order `help` lists their commands and `settings` their lines.
-    features.extend([
-        Lookup(library, search, channels, features),
-        ChannelCommands(channels, daily, library, clock, tally_lines=votes.tally_lines),
-        VoteCommands(channels, daily, search, library, votes, polls, meetings, clock),
-        AddCommands(library, search, channels, daily, providers, clock, per_hour_from_env()),
-        MeetingCommands(channels, meetings, library, clock, calendar_link=memory.calendar, grace=grace),
-        memory,
-        follows,
-        DigestCommands(channels, Digests(db), features, clock, grace),
-        Reactions(channels, votes, clock),
-        ZoteroCommands.build(db, channels, zotero, clock),
-    ])
+    kit = Kit(db, clock, grace, public_url, env, library, search, channels, posts, votes, polls, meetings, links,
+              features, given)
+    features.extend(cls.build(kit) for cls in loaded(listed))
     core = PaperClub(features, channels, clock)
-    return Services(db, library, search, channels, daily, votes, polls, meetings, features, core, SeenRequests(db),
-                    feed_sources=(ZoteroFeed(zotero),))
+    return Services(db, library, search, channels, posts, votes, polls, meetings, links, features, core,
+                    SeenRequests(db), listed)

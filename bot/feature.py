@@ -1,30 +1,127 @@
 """What a feature is to the core: the commands it owns, its scheduled work, its lines in
-`settings`, and the hooks through which adapters' events reach it.
+`settings`, its pages, its settings model and tables, and the hooks through which
+adapters' events reach it.
 
-A feature is one folder under bot/ exposing one `Feature` object; `bot/app.py` builds
-each with the services it needs and lists it once. The core only dispatches: a line
-goes to the feature that owns the command, a tick runs every feature's step, an
-adapter's event (a reaction, a button, a message it posted or could not post) is
-offered to the features in turn, and the weekly digest asks each for its section.
-Every hook has a default that does nothing, so a
-feature implements only what it has.
+A feature is one folder under bot/. Its package's `__init__.py` names it with a `Plugin`
+(cheap to import: the command line's parser reads it to list a feature's subcommands and
+pages); the plugin loads the `Feature` class, which builds itself from the `Kit` of shared
+services (`Feature.build`). `bot/app.py` lists the plugins once. The core only
+dispatches: a line goes to the feature that owns the command, a tick runs every
+feature's step, an adapter's event (a reaction, a button, a message it posted or could
+not post) is offered to the features in turn, the weekly digest asks each for its
+section, and a request for a page goes to the feature whose route it is. Every hook has
+a default that does nothing, so a feature implements only what it has.
+
+This module imports nothing heavy at run time (only for type checking): the command line
+imports it to read the plugins without loading the bot.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import argparse
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-from bot.channels.channels import ChannelSettings
-from bot.grammar import Command
-from bot.messages import Deliver, Incoming, PaperCard, Reaction, Reply
+if TYPE_CHECKING:
+    from bot.channels.channels import Channels, ChannelSettings
+    from bot.corpus.feeds import FeedSource
+    from bot.corpus.library import Library
+    from bot.grammar import Command
+    from bot.messages import Deliver, Incoming, PaperCard, Reaction, Reply
+    from bot.ops.settings import EnvSettings
+    from bot.search.engine import SearchBackend
+    from bot.services.links import PrivateLinks
+    from bot.services.meetings import Meetings
+    from bot.services.polls import Polls
+    from bot.services.posts import Posts
+    from bot.services.votes import Votes
+    from store import Database
+
+T = TypeVar("T")
+S = TypeVar("S", bound="EnvSettings")
+
+
+@dataclass(frozen=True)
+class Route:
+    """A path prefix a feature answers on `paperclub serve`'s port (`Feature.page`), as
+    `paperclub serve --help` lists it."""
+
+    prefix: str  # "/archive/": every path that starts with it is the feature's
+    shown: str  # "/archive/TOKEN[.bib]": the path as a reader types it
+    about: str  # what it answers, a few words
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """A feature as bot/app.py lists it: its name, its pages' paths and its command-line
+    subcommands, readable without loading it, and `load`, which imports its class."""
+
+    name: str
+    load: Callable[[], type[Feature]]
+    routes: tuple[Route, ...] = ()
+    # Adds `paperclub` subcommands; their functions import what they run only when they
+    # run (`paperclub --help` stays fast), each taking the parsed arguments, returning
+    # the exit status.
+    cli: Callable[[argparse._SubParsersAction], None] | None = None
+
+
+@dataclass
+class Page:
+    """A feature's answer to a request for one of its paths: status, headers, body."""
+
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+
+
+NOT_FOUND = Page(404)  # the adapter answers it as every other 404
+
+
+@dataclass
+class Kit:
+    """What a feature is built from (`Feature.build`): the shared services, built once in
+    bot/app.py, and the environment its settings are read from."""
+
+    db: Database
+    clock: Callable[[], datetime]
+    grace: timedelta  # how late scheduled work may still go out (PAPERCLUB_CATCHUP)
+    public_url: str | None  # where `paperclub serve` is reached from outside (links)
+    env: Mapping[str, str]
+    library: Library
+    search: SearchBackend
+    channels: Channels
+    posts: Posts
+    votes: Votes
+    polls: Polls
+    meetings: Meetings
+    links: PrivateLinks
+    features: Features  # every feature, for those that ask the others (`settings`, the digest)
+    given: tuple[object, ...] = ()  # what the caller handed in (a test's fake clients)
+
+    def settings(self, model: type[S]) -> S:
+        """A feature's settings, read from the environment (ConfigError names each problem)."""
+        return model.from_env(self.env)
+
+    def provided(self, kind: type[T]) -> T | None:
+        """An object of `kind` the caller handed in, else None (the feature makes its own)."""
+        return next((thing for thing in self.given if isinstance(thing, kind)), None)
 
 
 class Feature:
-    """A part of the bot that plugs in. `name` heads its counts in the tick report."""
+    """A part of the bot that plugs in. `name` heads its counts in the tick report and is
+    how tests and tools ask for it (`Services.feature`)."""
 
-    name = ""
+    name: ClassVar[str] = ""
+    # Its settings (an EnvSettings read from the environment at start-up); `config check`
+    # and the manual's test list every variable of every feature's model.
+    settings_model: ClassVar[type[EnvSettings] | None] = None
+
+    @classmethod
+    def build(cls, kit: Kit) -> Feature:
+        """The feature, built from the shared services."""
+        raise NotImplementedError(f"{cls.__name__} does not say how it is built")
 
     def commands(self) -> list[Command]:
         """The commands it owns, in the order `help` lists them."""
@@ -72,6 +169,15 @@ class Feature:
         """A member handed the bot a whole message ("Add to paperclub")."""
         return None
 
+    def page(self, path: str, query: dict[str, str]) -> Page:
+        """The answer to a GET of `path` under one of its plugin's routes."""
+        return NOT_FOUND
+
+    def feed_sources(self) -> list[FeedSource]:
+        """Corpus feeds it reads that are not pages (`paperclub feed add` and `import`:
+        `zotero:GROUP/COLLECTION`)."""
+        return []
+
     def stop(self) -> None:
         """The process is shutting down: work in flight for members (fetches) ends now,
         each line answered with what it has; nothing new starts."""
@@ -116,7 +222,7 @@ class TickReport:
         return any(self.flat().values())
 
 
-class Features(list):
+class Features(list[Feature]):
     """The features, in the order `help` lists their commands. Features that answer for
     the others (`settings`, `show`) are handed this list and ask it."""
 
@@ -134,7 +240,10 @@ class Features(list):
         """Every feature's digest section, in the features' order."""
         return [section for feature in self if (section := feature.digest(channel, since, until)) is not None]
 
-    def first(self, hook: Callable[[Feature], object]) -> object:
+    def feed_sources(self) -> tuple[FeedSource, ...]:
+        return tuple(source for feature in self for source in feature.feed_sources())
+
+    def first(self, hook: Callable[[Feature], T | None]) -> T | None:
         """The first answer a feature gives that is not None or False."""
         for feature in self:
             answer = hook(feature)
@@ -142,6 +251,28 @@ class Features(list):
                 return answer
         return None
 
-    def commands(self) -> Iterable[Command]:
+    def commands(self) -> Iterator[Command]:
         for feature in self:
             yield from feature.commands()
+
+    def named(self, name: str) -> Feature:
+        """One feature by its name ("adding", "meetings"): tests and tools reach in here."""
+        found = next((f for f in self if f.name == name), None)
+        if found is None:
+            raise KeyError(f"no feature is named {name!r}: {', '.join(f.name for f in self)}")
+        return found
+
+
+def loaded(plugins: Iterable[Plugin]) -> list[type[Feature]]:
+    """Each plugin's Feature class, its name checked against the plugin's."""
+    classes = []
+    for plugin in plugins:
+        cls = plugin.load()
+        if cls.name != plugin.name:
+            raise ValueError(f"plugin {plugin.name!r} loads {cls.__name__}, named {cls.name!r}")
+        classes.append(cls)
+    return classes
+
+
+__all__ = ["NOT_FOUND", "DigestSection", "Feature", "Features", "Kit", "Page", "Plugin", "Route", "TickReport",
+           "loaded"]

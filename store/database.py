@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -23,9 +24,30 @@ if TYPE_CHECKING:
 
 DEFAULT_URL = "sqlite:///paperclub.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
-# The newest migration's revision: a database already there is opened without Alembic.
-# tests/test_store.py holds it to the migrations folder's head.
-SCHEMA_HEAD = "0015_unused_title_index"
+_REVISION = re.compile(r"""^(down_revision|revision)\s*(?::[^=]*)?=\s*(?:["']([^"']+)["']|None)""", re.MULTILINE)
+
+
+def migrations_head(folder: Path = MIGRATIONS / "versions") -> str:
+    """The newest migration's revision, read from the migrations' files (the one no other
+    revises) without Alembic, which costs a third of a second to import: a database
+    standing there is opened without it. tests/test_store.py holds it to Alembic's head."""
+    revisions: set[str] = set()
+    revised: set[str] = set()
+    for path in folder.glob("*.py"):
+        for kind, value in _REVISION.findall(path.read_text(encoding="utf-8")):
+            if value:
+                (revisions if kind == "revision" else revised).add(value)
+    heads = sorted(revisions - revised)
+    if len(heads) != 1:
+        raise RuntimeError(f"the migrations in {folder} have {len(heads)} heads ({', '.join(heads)}): "
+                           "each migration must revise the one before it")
+    return heads[0]
+
+
+@functools.cache
+def schema_head() -> str:
+    """The newest migration's revision, read once per process."""
+    return migrations_head()
 
 
 def as_utc(moment: datetime | None) -> datetime | None:
@@ -201,14 +223,14 @@ class Database:
         return before, self.current_revision()
 
     def _at_head(self) -> bool:
-        """Whether the database stands at SCHEMA_HEAD, read without Alembic (a third of a
+        """Whether the database stands at the newest migration, read without Alembic (a third of a
         second to import, for a command that answers in less): anything else, even no
         version table, goes the long way through Alembic."""
         with self.engine.connect() as connection:
             if not inspect(connection).has_table("alembic_version"):
                 return False
             rows = connection.execute(text("SELECT version_num FROM alembic_version")).all()
-        return [tuple(row) for row in rows] == [(SCHEMA_HEAD,)]
+        return [tuple(row) for row in rows] == [(schema_head(),)]
 
     def ensure_schema(self) -> None:
         """Bring a SQLite file up to date on first use; PostgreSQL is upgraded by the

@@ -64,8 +64,8 @@ def run_ingest_bench(url: str | None, papers: int = 2000, follows: int = 100,
         schema.dispose()
         fetcher = Fetcher(FetchPolicy(max_entries=2000, page_size=100), limiter=HostLimiter(0.0),
                           sleep=lambda _s: None)
-        services = build_services(url, clock=lambda: NOW, follow_clients=FollowClients(
-            FollowUrls(arxiv.url, openalex.base, "bench@example.org"), fetcher, fetcher))
+        clients = FollowClients(FollowUrls(arxiv.url, openalex.base, "bench@example.org"), fetcher, fetcher)
+        services = build_services(url, clock=lambda: NOW, given=[clients])
         _demo_corpus(services)
         wanted = sorted({p.categories[0] for p in listing})
         _follow(services, [f"follow arxiv {c}" for c in wanted] + [f"follow author {a.id}" for a in people])

@@ -59,9 +59,9 @@ def run_tick_bench(url: str, channels: int, at: datetime | None = None) -> TickB
     services.search.current()  # the index is built at start-up in a real process, not per tick
     sink = lambda channel, reply: f"bench:{channel.channel}"  # noqa: E731 - a delivery that only acknowledges
     started = time.perf_counter()
-    report = services.daily.tick(at, sink, ["bench"])
+    report = services.posts.tick(at, sink, ["bench"])
     seconds = time.perf_counter() - started
-    again = services.daily.tick(at, sink, ["bench"])
+    again = services.posts.tick(at, sink, ["bench"])
     services.db.dispose()
     return TickBenchResult(services.db.describe(), channels, len(report.posted), seconds, len(again.posted))
 

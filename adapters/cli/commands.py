@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from adapters.cli import search as search_cli
 from adapters.cli.searching import open_search
-from store import Database, open_database, resolve_database_url
+from store import Database, resolve_database_url
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -48,28 +48,31 @@ DEMO_STEPS = (
 
 def open_services(url: str | None = None, at: datetime | None = None) -> Services:
     """The services, with the clock fixed at `at` when the user travels in time."""
-    db = open_database(url)
-    from bot.app import build_services, utc_now
+    from bot.app import open_services
 
-    return build_services(db=db, clock=(lambda: at) if at else utc_now)
+    return open_services(url, at)
 
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     # The library and its index alone: an import needs no feature (nor their settings).
     library, search = open_search(args.database_url)
+    from bot.corpus.feeds import FeedError
     from bot.corpus.records import CorpusFormatError
     from bot.search import postings
 
     postings.short_lived()  # a day's segment needs no numba; a whole library's build does
     failed = 0
     providers: list = []  # made once, for the first link or id
+    sources: list = []  # the features' feed sources, made once, for the first name that is neither
     # The papers are tokenised for the index as they are written, on the idle cores.
     with search.ahead() as written:
         for path in args.paths:
             try:
                 if not Path(path).exists() and _is_reference(path):  # a link or id: fetched
                     summary = _import_reference(library, path, args.collection, providers)
+                elif not Path(path).exists() and (source := _feed_source(path, args, sources)) is not None:
+                    summary = source.run(library, path.strip(), args.collection)  # zotero:GROUP/COLLECTION
                 else:
                     summary = import_with_progress(
                         library, Path(path), args.collection, args.format, written
@@ -77,6 +80,10 @@ def cmd_import(args: argparse.Namespace) -> int:
             except _NotFetched as problem:
                 failed += 1
                 print(f"error: {path}: {problem}", file=sys.stderr)
+                continue
+            except FeedError as problem:  # it names the reference
+                failed += 1
+                print(f"error: {problem}", file=sys.stderr)
                 continue
             except (CorpusFormatError, OSError) as problem:
                 failed += 1
@@ -100,6 +107,17 @@ def _is_reference(path: str) -> bool:
     from bot.adding.imports import is_reference
 
     return is_reference(path)
+
+
+def _feed_source(path: str, args: argparse.Namespace, sources: list):
+    """The feature's feed source whose references look like `path` (zotero:GROUP), or None.
+    The features are built for it only here: a file or a paper's id needs none."""
+    if not sources:
+        from bot.app import open_services
+
+        sources.extend(open_services(args.database_url).feed_sources)
+    wanted = path.strip().lower()
+    return next((source for source in sources if wanted.startswith(source.prefix)), None)
 
 
 def _import_reference(

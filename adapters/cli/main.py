@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from adapters import platforms
-from adapters.cli import exports as export_cli
 from adapters.cli import feeds as feed_cli
 from adapters.cli import follows as follows_cli
 from adapters.cli.lazy import Lazy
@@ -24,14 +23,15 @@ from adapters.cli import search as search_cli
 from adapters.wsgi import HEALTH_PATH
 from bot import __version__
 from bot.corpus.formats import FORMAT_NAMES
-from bot.memory.routes import ARCHIVE_PREFIX, CALENDAR_PREFIX
+from bot.app import FEATURES, plugins
 from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAULT_HOST, listen_host
 
 
 # --- the parser -----------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
+    """The parser, with the subcommands of `features` (bot/app.py's FEATURES) among the others."""
     parser = argparse.ArgumentParser(
         prog="paperclub",
         description="A chat bot for research reading groups: search papers, a paper of the day, votes.",
@@ -54,7 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(FORMAT_NAMES), help="skip detection and read as this format")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_import"))
 
-    export_cli.add_commands(sub)  # export
+    for plugin in plugins(features):  # the features' own subcommands (`export`: the group's memory)
+        if plugin.cli is not None:
+            plugin.cli(sub)
 
     p = sub.add_parser("search", help="search the corpus (BM25)")
     p.add_argument("query", nargs="*", help='words and filters: author:NAME track:oral in:COLLECTION tag:WORD')
@@ -166,15 +168,20 @@ def _add_slack_bench(actions: argparse._SubParsersAction) -> None:
 PLATFORM_BENCHES = {"slack": _add_slack_bench}
 
 
+def _paths() -> str:
+    """/healthz and every feature's pages, a line each."""
+    routes = [route for plugin in plugins() for route in plugin.routes]
+    return "\n".join([f"  {HEALTH_PATH:<22}health as JSON: 200 when healthy, 503 when not",
+                      *(f"  {route.shown:<22}{route.about}" for route in routes)])
+
+
 SERVE_DESCRIPTION = f"""\
 Run the chat apps and the scheduler until SIGTERM or Ctrl-C. The scheduler posts to
 every platform whose credentials are set, whichever apps this process runs.
 
 HTTP: on port $PORT (Slack over HTTP: default 3000; otherwise only when PORT is set),
 listening on --host or $PAPERCLUB_HOST (default {DEFAULT_HOST}, every interface).
-  {HEALTH_PATH:<22}health as JSON: 200 when healthy, 503 when not
-  {ARCHIVE_PREFIX + "TOKEN[.bib]":<22}a channel's archive page (or its papers as .bib, .ris, .json)
-  {CALENDAR_PREFIX + "TOKEN.ics":<22}a channel's meetings as a calendar feed
+{_paths()}
   and the Slack app's own requests when Slack runs over HTTP.
 The archive and calendar links (`archive`, `session calendar`) start with
 $PAPERCLUB_PUBLIC_URL. See `paperclub config check` for every setting."""

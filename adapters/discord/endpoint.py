@@ -29,7 +29,7 @@ import yarl
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from bot.app import ConfigError
+from bot.ops.settings import ConfigError
 
 GATEWAY_LOOKUP_SECONDS = 10.0
 

@@ -51,7 +51,8 @@ from adapters.slack.config import (
 )
 from adapters.slack.edge import ActOnce, CheckedSocketModeHandler, SignedOnly, WholeForms
 from adapters.slack.managers import Managers, needs_rights
-from bot.app import ConfigError, Services
+from bot.ops.settings import ConfigError
+from bot.app import Services
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
 from bot.channels.channels import Channels
 from bot.grammar import split_command

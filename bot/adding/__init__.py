@@ -5,3 +5,16 @@ citation_* pages) fetched by `web` under the address policy of `addresses` -> th
 library's import (one paper per identity) -> `additions` (who added what, the hourly
 limit) -> `commands` (the replies, the nominate and discuss buttons).
 """
+
+from __future__ import annotations
+
+from bot.feature import Feature, Plugin
+
+
+def _feature() -> type[Feature]:
+    from bot.adding.commands import AddingFeature
+
+    return AddingFeature
+
+
+PLUGIN = Plugin("adding", _feature)

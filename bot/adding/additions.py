@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 
 from bot.messages import ChannelRef, Incoming
 from store import Database
-from store.models import Addition
+from bot.services.models import Addition
 
 HOUR = timedelta(hours=1)
 ASKED_MAX = Addition.__table__.c.asked.type.length

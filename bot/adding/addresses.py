@@ -13,7 +13,7 @@ import ipaddress
 import os
 from collections.abc import Callable, Mapping
 
-from bot.ops.settings import AddSettings
+from bot.adding.settings import AddSettings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # allowed(address) -> True when paperclub may connect there on a member's behalf.

@@ -6,7 +6,7 @@ library, whose matcher merges by external ids and normalised title: adding a pap
 exists answers with its card, same number, and stores nothing new.
 
 A line's fetches share one time budget (PAPERCLUB_ADD_TIMEOUT) and run side by side on
-the pool of bot/adding/fetching.py; a member has one line in flight at a time, and every
+the pool of bot/services/fetching.py; a member has one line in flight at a time, and every
 fetch, failed or not, counts toward the member's hourly limit (PAPERCLUB_ADD_PER_HOUR).
 """
 
@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 
 from bot.adding.additions import ASKED_MAX, HOUR, Additions
-from bot.adding.fetching import FetchPool, MemberBusy, Stopped
+from bot.services.fetching import FetchPool, MemberBusy, Stopped
 from bot.channels.channels import added_collection
 from bot.adding.providers import NAMES, AddProblem, Providers, Ref
 from bot.adding.web import link_problem
@@ -33,11 +33,11 @@ from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
 from bot.cards.cards import card
 from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
-from bot.daily.posts import DailyPosts
-from bot.feature import DigestSection, Feature
+from bot.services.posts import Posts
+from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply, counted
-from bot.ops.settings import PER_HOUR, AddSettings
+from bot.adding.settings import PER_HOUR, AddSettings
 from bot.search.service import SearchService
 from store.models import Paper, PaperExternalId, PaperSource
 
@@ -65,18 +65,19 @@ class _Result:
     message: str = ""
 
 
-class AddCommands(Feature):
+class AddingFeature(Feature):
     """Papers from the conversation: `add LINK|ID`, "Add to paperclub" on a message, and
     the buttons under what was added."""
 
     name = "adding"
+    settings_model = AddSettings
 
     def __init__(
         self,
         library: Library,
         search: SearchService,
         channels: Channels,
-        daily: DailyPosts,
+        daily: Posts,
         providers: Providers,
         clock: Callable[[], datetime],
         per_hour: int = PER_HOUR,
@@ -91,6 +92,11 @@ class AddCommands(Feature):
         self.per_hour = per_hour
         self.additions = Additions(library.db)
         self.pool = pool or FetchPool()
+
+    @classmethod
+    def build(cls, kit: Kit) -> AddingFeature:
+        return cls(kit.library, kit.search, kit.channels, kit.posts, Providers.from_env(kit.env), kit.clock,
+                   kit.settings(AddSettings).add_per_hour)
 
     def on_show(self, incoming: Incoming, paper_id: int, card: PaperCard) -> None:
         card.added_by = self.added_by(incoming, paper_id)

@@ -16,7 +16,8 @@ from bot.adding.web import ChatFetcher, ChatFetchPolicy, FetchFailed, link_probl
 from bot.corpus import arxiv_atom, identifiers
 from bot.corpus.identifiers import ARXIV, DOI, OPENREVIEW, PAGE
 from bot.corpus.records import CorpusFormatError, PaperRecord
-from bot.ops.settings import AddSettings
+from bot.adding.settings import AddSettings
+from bot.ops.settings import FeedSettings
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ class ProviderUrls:
     def from_env(cls, env: Mapping[str, str] = os.environ) -> ProviderUrls:
         """PAPERCLUB_ARXIV_API_URL, PAPERCLUB_CROSSREF_API_URL, PAPERCLUB_OPENREVIEW_API_URL."""
         settings = AddSettings.from_env(env)
-        return cls(settings.arxiv_api_url, settings.crossref_api_url, settings.openreview_api_url)
+        return cls(FeedSettings.from_env(env).arxiv_api_url, settings.crossref_api_url, settings.openreview_api_url)
 
 
 class Providers:

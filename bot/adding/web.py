@@ -34,7 +34,7 @@ from w3lib.encoding import html_to_unicode
 
 from bot.adding.addresses import AddressPolicy, public_only
 from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
-from bot.ops.settings import AddSettings
+from bot.adding.settings import AddSettings
 
 log = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -15,7 +15,7 @@ from bot.channels.schedule import WEEKDAYS, Schedule, parse_time
 from bot.corpus.records import COLLECTION_MAX
 from bot.messages import ChannelRef
 from store import Database
-from store.models import Channel, Post, utcnow
+from store.models import Channel, utcnow
 
 # Asked before every command (bot.core): built once, as constructing it cost about what
 # running it does.
@@ -38,7 +38,7 @@ class ChannelSettings:
     topics: tuple[str, ...]
     collections: tuple[str, ...]
     refusals: int = 0  # posting days in a row the platform refused for good
-    reactions: str | None = None  # the emoji that vote here (bot/votes/reactions.py); None: the default
+    reactions: str | None = None  # the emoji that vote here (bot/reactions/commands.py); None: the default
 
     @classmethod
     def of(cls, row: Channel) -> ChannelSettings:
@@ -138,35 +138,6 @@ class Channels:
         with self.db.session() as session:
             rows = session.scalars(select(Channel).where(Channel.enabled.is_(True)).order_by(Channel.id))
             return [ChannelSettings.of(r) for r in rows]
-
-    # --- history ------------------------------------------------------------------
-
-    def history(self, channel_id: int, limit: int) -> list[Post]:
-        with self.db.session() as session:
-            return list(
-                session.scalars(
-                    select(Post)
-                    .where(Post.channel_id == channel_id, Post.state == "sent")
-                    .order_by(Post.posted_at.desc(), Post.id.desc())
-                    .limit(limit)
-                )
-            )
-
-    def posted_between(self, channel_id: int, since: datetime, until: datetime) -> list[Post]:
-        """The channel's posts sent in [since, until), oldest first."""
-        with self.db.session() as session:
-            return list(
-                session.scalars(
-                    select(Post)
-                    .where(Post.channel_id == channel_id, Post.state == "sent", Post.posted_at >= since,
-                           Post.posted_at < until)
-                    .order_by(Post.posted_at, Post.id)
-                )
-            )
-
-    def forget_post(self, post_id: int) -> None:
-        with self.db.session() as session:
-            session.execute(delete(Post).where(Post.id == post_id))
 
     def pause_workspace(self, platform: str, workspace: str, notice: str) -> int:
         """Switch off every channel of a workspace the bot has left (a Slack app

@@ -160,8 +160,9 @@ class FeedSource(Protocol):
     def check(self, url: str) -> str:
         """The URL as stored; FeedError saying what to give otherwise."""
 
-    def run(self, library: Any, url: str, collection: str) -> ImportSummary:
-        """Import what the feed holds into `collection`; FeedError when it cannot."""
+    def run(self, library: Any, url: str, collection: str | None) -> ImportSummary:
+        """Import what the feed holds into `collection` (None: the source's own name for
+        it); FeedError, its message starting with the URL, when it cannot."""
 
 
 def source_for(sources: Sequence[FeedSource], url: str) -> FeedSource | None:

@@ -97,7 +97,7 @@ def title_key(title: str) -> str:
 #
 # PostgreSQL refuses a string longer than its column, a NUL character or an unpaired
 # surrogate, and an integer past 32 bits; SQLite stores them all. Every record is checked
-# against the columns (store/models.py) before either database sees it, so that both accept
+# against the columns (store/models.py, bot/services/models.py) before either database sees it, so that both accept
 # or refuse a file alike, with FILE:LINE instead of a DataError quoting the corpus text.
 
 _COLUMNS = Paper.__table__.c

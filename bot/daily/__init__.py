@@ -1,1 +1,14 @@
-"""The paper of the day: picks, the posts and their replies, the channel commands; imports the layers below it (store, messages, grammar, corpus, the search through its interface, ops, channels, cards), never votes, whose feedback is passed in."""
+"""The paper of the day: a channel's schedule, topics and collections, today, next and history."""
+
+from __future__ import annotations
+
+from bot.feature import Feature, Plugin
+
+
+def _feature() -> type[Feature]:
+    from bot.daily.commands import DailyFeature
+
+    return DailyFeature
+
+
+PLUGIN = Plugin("daily", _feature)

@@ -14,7 +14,7 @@ from bot.corpus.library import Library
 from bot.cards.cards import card
 from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
-from bot.daily.posts import DailyPosts
+from bot.services.posts import Posts
 from bot.channels.schedule import (
     DAY_SETS,
     SCHEDULE_EXAMPLE,
@@ -25,7 +25,7 @@ from bot.channels.schedule import (
     parse_date,
     zone_names,
 )
-from bot.feature import DigestSection, Feature
+from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply, counted
 from store.database import as_utc
@@ -37,20 +37,24 @@ TOPICS_MAX = 20
 TOPIC_CHARS = 80
 
 
-class ChannelCommands(Feature):
+class DailyFeature(Feature):
     """The paper of the day: the channel's schedule, topics and collections, its posts,
     and the tick that posts them."""
 
     name = "daily"
 
-    def __init__(self, channels: Channels, daily: DailyPosts, library: Library, clock: Callable[[], datetime],
+    def __init__(self, channels: Channels, daily: Posts, library: Library, clock: Callable[[], datetime],
                  tally_lines: Callable[[list[int]], dict[int, str]] | None = None):
         self.channels = channels
         self.daily = daily
         self.library = library
         self.clock = clock
-        # Each post's tally as members read it (bot/votes, a layer above, hands it in).
+        # Each post's tally as members read it (the votes service).
         self.tally_lines = tally_lines or (lambda post_ids: {})
+
+    @classmethod
+    def build(cls, kit: Kit) -> DailyFeature:
+        return cls(kit.channels, kit.posts, kit.library, kit.clock, tally_lines=kit.votes.tally_lines)
 
     def commands(self) -> list[Command]:
         return [
@@ -96,7 +100,7 @@ class ChannelCommands(Feature):
 
     def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
         """The week's posts (paper of the day, `next`, `discuss`) with their tallies."""
-        posts = self.channels.posted_between(channel.id, since, until)
+        posts = self.daily.posted_between(channel.id, since, until)
         papers = self.library.get_many(p.paper_id for p in posts)
         posts = [p for p in posts if p.paper_id in papers]
         if not posts:
@@ -119,7 +123,7 @@ class ChannelCommands(Feature):
         """A `next` the adapter could not post: the paper goes back to the pool."""
         if reply.post_id is None or not reply.actions:
             return False
-        self.channels.forget_post(reply.post_id)
+        self.daily.forget_post(reply.post_id)
         return True
 
     # --- schedule ---------------------------------------------------------------------
@@ -244,7 +248,7 @@ class ChannelCommands(Feature):
         """(paper, why) of the posts made today in the channel's zone (UTC without a schedule)."""
         zone = channel.schedule.tz if channel.schedule else timezone.utc
         day = now.astimezone(zone).date()
-        posts = [p for p in self.channels.history(channel.id, HISTORY_MAX)
+        posts = [p for p in self.daily.history(channel.id, HISTORY_MAX)
                  if (p.local_date or as_utc(p.posted_at).astimezone(zone).date()) == day]
         papers = self.library.get_many(p.paper_id for p in posts)
         return [(papers[p.paper_id], p.reason) for p in posts if p.paper_id in papers]
@@ -261,7 +265,7 @@ class ChannelCommands(Feature):
         if len(words) > 1 or limit is None:
             raise UsageError(f"N is a number from 1 to {HISTORY_MAX}.")
         channel = self.channels.get(incoming.channel)
-        posts = self.channels.history(channel.id, limit)
+        posts = self.daily.history(channel.id, limit)
         if not posts:
             return Reply(text="Nothing posted here yet.")
         papers = self.library.get_many(p.paper_id for p in posts)

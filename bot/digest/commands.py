@@ -17,7 +17,7 @@ from bot.channels.schedule import WEEKDAYS, ScheduleError
 from bot.digest.compose import body, digest_reply
 from bot.digest.digests import SETTLED, Claimed, Digests, since_until
 from bot.digest.weekly import parse_slot
-from bot.feature import Feature, Features
+from bot.feature import Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import Deliver, DeliveryRefused, Incoming, Reply
 from bot.ops.settings import DEFAULT_GRACE
@@ -29,7 +29,7 @@ DIGEST_USAGE = "digest · digest DAY HH:MM · digest off · digest on · digest 
 SWITCHES = ("off", "on", "preview")
 
 
-class DigestCommands(Feature):
+class DigestFeature(Feature):
     """The weekly digest: its plan, its status, a preview, and the weekly post."""
 
     name = "digest"
@@ -41,6 +41,10 @@ class DigestCommands(Feature):
         self.features = features  # every feature's section, asked in their order
         self.clock = clock
         self.grace = grace  # how late a digest may still go out (PAPERCLUB_CATCHUP)
+
+    @classmethod
+    def build(cls, kit: Kit) -> DigestFeature:
+        return cls(kit.channels, Digests(kit.db), kit.features, kit.clock, kit.grace)
 
     def commands(self) -> list[Command]:
         return [

@@ -1,5 +1,5 @@
 """The digest tables: each channel's plan, and one row per channel and ISO week that
-claims the week's post (INSERT ... ON CONFLICT DO NOTHING, as bot/daily/posts.py claims
+claims the week's post (INSERT ... ON CONFLICT DO NOTHING, as bot/services/posts.py claims
 a day) and keeps what was posted for the archive page."""
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from sqlalchemy import and_, or_, select, tuple_, update
 
 from bot.channels.channels import ChannelSettings
 from bot.channels.schedule import parse_time
-from bot.daily.posts import CLAIM_LEASE, retry_after
+from bot.services.posts import CLAIM_LEASE, retry_after
 from bot.digest.weekly import WeeklySlot
 from store import Database
 from store.database import as_utc, upsert_insert
-from store.models import Channel, Digest, DigestPlan, utcnow
+from store.models import Channel, utcnow
+from bot.services.models import Digest
+from bot.digest.models import DigestPlan
 
 BATCH = 500
 # States after which a week's digest is settled: no tick touches it again.

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from bot.corpus.fetch import Fetcher, FetchPolicy
 from bot.follows.arxiv import ArxivListing
 from bot.follows.openalex import OpenAlex
-from bot.ops.settings import AddSettings, FeedSettings, FollowSettings
+from bot.ops.settings import FeedSettings
+from bot.follows.settings import FollowSettings
 
 # A member waits for the author lookup: two tries, short timeouts, no long Retry-After.
 LOOKUP_POLICY = FetchPolicy(max_attempts=2, backoff_base=1.0, max_backoff=2.0, max_retry_after=3.0, timeout=5.0)
@@ -26,8 +27,8 @@ class FollowUrls:
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> FollowUrls:
         """PAPERCLUB_ARXIV_API_URL, PAPERCLUB_OPENALEX_API_URL, PAPERCLUB_FEED_CONTACT."""
-        return cls(AddSettings.from_env(env).arxiv_api_url, FollowSettings.from_env(env).openalex_api_url,
-                   FeedSettings.from_env(env).contact)
+        feeds = FeedSettings.from_env(env)
+        return cls(feeds.arxiv_api_url, FollowSettings.from_env(env).openalex_api_url, feeds.contact)
 
 
 class FollowClients:

@@ -1,6 +1,6 @@
 """The follows feature: `follow`, `unfollow`, `following`, `fresh`, the daily ingest as
 its tick step, its lines in `settings`, and the fresh picks it offers the paper of the
-day (a candidate source: bot.daily.picks.CandidateSource).
+day (a candidate source: bot.services.picks.CandidateSource).
 
 Follows change only for managers and only when the whole command is valid: every
 handler parses first, asks OpenAlex when it must (an author's name), and writes last.
@@ -15,17 +15,19 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.adding.fetching import FetchPool, MemberBusy, Stopped
+from bot.services.fetching import FetchPool, MemberBusy, Stopped
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.fetch import FetchError
-from bot.daily.picks import Candidate
-from bot.daily.replies import offered_reason
+from bot.services.picks import Candidate
+from bot.services.replies import offered_reason
 from bot.cards.latex import readable
-from bot.feature import DigestSection, Feature
+from bot.feature import DigestSection, Feature, Kit
 from bot.follows.arxiv import categories
+from bot.follows.clients import FollowClients
 from bot.follows.follows import FOLLOWS_MAX, Arrival, Follows, FollowExists, FollowView, TooManyFollows
 from bot.follows.ingest import Ingest
 from bot.follows.openalex import OpenAlex, author_id
+from bot.follows.settings import FollowSettings
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply, counted
 
@@ -45,10 +47,11 @@ _CATEGORY = re.compile(r"[A-Za-z-]+(\.[A-Za-z-]+)?")
 _QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'"})
 
 
-class FollowCommands(Feature):
+class FollowsFeature(Feature):
     """What a channel follows, what that brought, and fresh picks from it."""
 
     name = "follows"
+    settings_model = FollowSettings
 
     def __init__(self, channels: Channels, follows: Follows, ingest: Ingest, lookup: OpenAlex,
                  clock: Callable[[], datetime]):
@@ -62,6 +65,15 @@ class FollowCommands(Feature):
         self.pool = FetchPool(LOOKUP_WORKERS)
         self.taxonomy = categories()
         self._by_folded = {c.casefold(): c for c in self.taxonomy}
+
+    @classmethod
+    def build(cls, kit: Kit) -> FollowsFeature:
+        clients = kit.provided(FollowClients) or FollowClients.from_env(kit.env)
+        feature = cls(kit.channels, Follows(kit.db),
+                      Ingest(kit.db, kit.library, kit.search, clients.arxiv, clients.openalex), clients.lookup,
+                      kit.clock)
+        kit.posts.sources.append(feature.fresh_candidates)  # fresh picks: the follows' papers first
+        return feature
 
     def commands(self) -> list[Command]:
         return [

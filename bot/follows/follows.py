@@ -15,7 +15,8 @@ from sqlalchemy.exc import IntegrityError
 from bot.corpus.records import COLLECTION_MAX
 from store import Database
 from store.database import as_utc, upsert_insert
-from store.models import Follow, FollowArrival, FreshWindow, Paper
+from bot.follows.models import Follow, FollowArrival, FreshWindow
+from store.models import Paper
 
 KINDS = ("arxiv", "author", "citations")
 FOLLOWS_MAX = 20  # per channel

@@ -37,7 +37,8 @@ from bot.follows.sources import WorkIds, read_papers
 from bot.search.service import SearchService
 from store import Database
 from store.database import upsert_insert
-from store.models import Follow, FollowArrival, FollowClaim, PaperExternalId, PaperSource, utcnow
+from bot.follows.models import Follow, FollowArrival, FollowClaim
+from store.models import PaperExternalId, PaperSource, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,9 @@ from bot.corpus import identifiers
 from bot.follows.openalex import OpenAlex
 from store import Database
 from store.database import as_utc, upsert_insert
-from store.models import Meeting, OpenAlexWork, Paper, PaperExternalId, Post, PostVote, QueueItem
+from bot.services.models import Meeting, Post, PostVote, QueueItem
+from bot.follows.models import OpenAlexWork
+from store.models import Paper, PaperExternalId
 
 ASK_AGAIN = timedelta(days=7)  # a paper OpenAlex did not know is looked up again after this
 # What a channel did with a paper, strongest first: a card names the strongest.

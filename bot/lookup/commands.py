@@ -6,7 +6,7 @@ from bot.cards.cards import card
 from bot.cards.latex import readable
 from bot.channels.channels import Channels
 from bot.corpus.library import Library
-from bot.feature import Feature, Features
+from bot.feature import Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError
 from bot.messages import Incoming, Reply, counted
 from bot.search.query import Query
@@ -18,7 +18,7 @@ SIMILAR_RESULTS = 5
 QUERY_CHARS = 300  # what a form takes for a search: a query, not a pasted abstract
 
 
-class Lookup(Feature):
+class LookupFeature(Feature):
     """`features` is the whole list: `settings` and `show` gather what every feature adds."""
 
     name = "lookup"
@@ -29,6 +29,10 @@ class Lookup(Feature):
         self.tokenizer = search.tokenizer
         self.channels = channels
         self.features = features
+
+    @classmethod
+    def build(cls, kit: Kit) -> LookupFeature:
+        return cls(kit.library, kit.search, kit.channels, kit.features)
 
     def commands(self) -> list[Command]:
         return [

@@ -1,1 +1,14 @@
-"""Weekly meetings: the reading queue's sessions, the presenter rota and reminders, with their chat commands; imports the shared parts and layers below them, no other feature."""
+"""Weekly meetings: the sessions, the presenter rota, notes and reminders, with their chat commands."""
+
+from __future__ import annotations
+
+from bot.feature import Feature, Plugin
+
+
+def _feature() -> type[Feature]:
+    from bot.meetings.commands import MeetingsFeature
+
+    return MeetingsFeature
+
+
+PLUGIN = Plugin("meetings", _feature)

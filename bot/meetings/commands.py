@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
-from bot.feature import DigestSection, Feature
+from bot.feature import DigestSection, Feature, Kit
 from bot.cards.latex import readable
 from bot.cards.links import web_link
 from bot.channels.schedule import (
@@ -26,11 +26,11 @@ from bot.channels.schedule import (
     zone_names,
 )
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
-from bot.meetings.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
+from bot.services.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
 from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
 from store.database import as_utc
-from store.models import MEETING_LINK_CHARS, MEETING_PLACE_CHARS
+from bot.services.models import MEETING_LINK_CHARS, MEETING_PLACE_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ SESSIONS_MAX = 50
 VOLUNTEER_AHEAD = 2  # meetings a volunteer may be assigned to: the next, or the one after
 
 
-class MeetingCommands(Feature):
+class MeetingsFeature(Feature):
     """The weekly meeting, its presenter rota and reminders, and members' notes."""
 
     name = "meetings"
@@ -52,8 +52,13 @@ class MeetingCommands(Feature):
         self.meetings = meetings
         self.library = library
         self.clock = clock
-        # `session calendar [reset]`: the feed's secret link (bot/memory), for managers.
+        # `session calendar [reset]`: the feed's secret link (the links service), for managers.
         self.calendar_link = calendar_link
+
+    @classmethod
+    def build(cls, kit: Kit) -> MeetingsFeature:
+        return cls(kit.channels, kit.meetings, kit.library, kit.clock, calendar_link=kit.links.calendar,
+                   grace=kit.grace)
 
     def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
              stopping: Callable[[], bool]) -> dict[str, int]:

@@ -23,10 +23,10 @@ from bot.corpus.library import Library
 from bot.cards.cards import paper_link
 from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
-from bot.meetings.meetings import DEFAULT_LENGTH, Meetings, Plan
+from bot.services.meetings import DEFAULT_LENGTH, Meetings, Plan
 from bot.memory.record import discussion_url
 from store.database import as_utc
-from store.models import Meeting, Post
+from bot.services.models import Meeting, Post
 
 BACK = timedelta(days=92)  # three months
 AHEAD = timedelta(weeks=12)

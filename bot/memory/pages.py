@@ -8,19 +8,18 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.channels.channels import Channels, ChannelSettings
-from bot.feature import Features
+from bot.feature import NOT_FOUND, Features, Page
 from bot.memory.archive import ArchivePage
 from bot.memory.calendar import CalendarFeed
 from bot.memory.export import bibtex
 from bot.memory.citations import csl_json, ris
-from bot.memory.links import ChannelLinks
+from bot.services.links import ChannelLinks
 from bot.memory.record import MeetingEntry, Recorder, entry_of
-from bot.meetings.meetings import length_text
+from bot.services.meetings import length_text
 from bot.messages import ChannelRef
 
 UPCOMING_SHOWN = 4  # the archive's next meetings; the calendar feed has twelve weeks
@@ -42,16 +41,6 @@ PRIVATE = [("Cache-Control", "private"), ("X-Robots-Tag", "noindex, nofollow"),
 PAGE_POLICY = ("default-src 'none'; style-src 'nonce-{nonce}'; img-src data:; form-action 'self'; "
                "base-uri 'none'; frame-ancestors 'none'")
 FILE_POLICY = "default-src 'none'; sandbox"
-
-
-@dataclass
-class Page:
-    status: int
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    body: bytes = b""
-
-
-NOT_FOUND = Page(404)  # the adapter answers it as every other 404
 
 
 Sections = Callable[[ChannelSettings], list[tuple[str, list[str]]]]  # what other features add to the archive

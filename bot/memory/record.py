@@ -17,14 +17,13 @@ from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
 from bot.messages import ChannelRef
 from bot.search.tokens import Tokenizer
-from bot.votes.votes import Tally, Votes
+from bot.services.votes import Tally, Votes
 from store import Database
 from store.database import as_utc
-from store.models import (
-    Channel,
+from store.models import Channel, Paper
+from bot.services.models import (
     Digest,
     Meeting,
-    Paper,
     PaperNote,
     Poll,
     PollOption,

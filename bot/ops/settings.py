@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, ValidationError, field_validator
 from pydantic_core import PydanticUndefined
 from pydantic_settings import (
     BaseSettings,
@@ -373,8 +373,6 @@ def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
 DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
 LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
 FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
-ZOTERO = "Zotero group libraries (zotero link, import zotero:...)"
-FOLLOWS = "Follows (the daily ingest)"
 
 
 class CoreSettings(EnvSettings):
@@ -471,18 +469,26 @@ class CoreSettings(EnvSettings):
 
 
 
-# --- feeds and adding papers ---------------------------------------------------------------------
+# --- feeds and the providers ---------------------------------------------------------------------
 
 
 class FeedSettings(EnvSettings):
     """The scheduled corpus feeds (bot.corpus.fetch.FetchPolicy reads the same variables
-    where it runs; this is what start-up checks and `config check` shows)."""
+    where it runs; this is what start-up checks and `config check` shows), and what every
+    provider's client shares: the contact in the User-Agent and arXiv's API (`add`, the
+    follows)."""
 
     page_size: int = setting(FetchPolicy.page_size, "PAPERCLUB_FEED_PAGE_SIZE", FEEDS,
                              unset=f"{FetchPolicy.page_size} entries per arXiv API request")
     max_entries: int = setting(FetchPolicy.max_entries, "PAPERCLUB_FEED_MAX_ENTRIES", FEEDS,
                                unset=f"{FetchPolicy.max_entries} entries per refresh")
     contact: str | None = setting(None, "PAPERCLUB_FEED_CONTACT", FEEDS, unset="none in the User-Agent")
+    arxiv_api_url: str = setting("https://export.arxiv.org/api/query", "PAPERCLUB_ARXIV_API_URL", ADDING)
+
+    @field_validator("arxiv_api_url", mode="before")
+    @classmethod
+    def _arxiv_url(cls, value: Any) -> Any:
+        return http_url(value) if isinstance(value, str) else value
 
     @field_validator("page_size", mode="before")
     @classmethod
@@ -495,12 +501,6 @@ class FeedSettings(EnvSettings):
         return feed_count("PAPERCLUB_FEED_MAX_ENTRIES", value) if isinstance(value, str) else value
 
 
-PER_HOUR = 20  # papers a member may add (fetch and store) per hour, by default
-PER_HOUR_MAX = 10_000
-ADD_TIMEOUT = 5.0  # seconds a member waits at most
-ADD_TIMEOUT_MAX = 60.0
-
-
 def http_url(raw: str) -> str:
     """An http(s) URL with a host, or ValueError."""
     parts = urlsplit(raw.strip())
@@ -509,119 +509,7 @@ def http_url(raw: str) -> str:
     return raw.strip()
 
 
-class AddSettings(EnvSettings):
-    """`add` and `paperclub import LINK`: where papers are fetched from, and the limits."""
-
-    arxiv_api_url: str = setting("https://export.arxiv.org/api/query", "PAPERCLUB_ARXIV_API_URL", ADDING)
-    crossref_api_url: str = setting("https://api.crossref.org", "PAPERCLUB_CROSSREF_API_URL", ADDING)
-    openreview_api_url: str = setting("https://api2.openreview.net", "PAPERCLUB_OPENREVIEW_API_URL", ADDING)
-    fetch_allow_private: bool = setting(
-        False, "PAPERCLUB_FETCH_ALLOW_PRIVATE", ADDING,
-        unset="members' links may name public addresses only (1: private ones too)",
-    )
-    add_per_hour: int = setting(PER_HOUR, "PAPERCLUB_ADD_PER_HOUR", ADDING,
-                                unset=f"{PER_HOUR} papers a member may add per hour")
-    add_timeout: float = setting(ADD_TIMEOUT, "PAPERCLUB_ADD_TIMEOUT", ADDING,
-                                 unset=f"{ADD_TIMEOUT:g} seconds a member waits at most")
-
-    @field_validator("arxiv_api_url", "crossref_api_url", "openreview_api_url", mode="before")
-    @classmethod
-    def _url(cls, value: Any) -> Any:
-        return http_url(value) if isinstance(value, str) else value
-
-    @field_validator("crossref_api_url", "openreview_api_url", mode="after")
-    @classmethod
-    def _base(cls, value: str) -> str:
-        return value.rstrip("/")  # paths are appended to these
-
-    @field_validator("fetch_allow_private", mode="before")
-    @classmethod
-    def _allow_private(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            if value.strip() not in ("0", "1"):
-                raise ValueError(f"{value!r} is not 0 or 1 (1: members' links may name private addresses)")
-            return value.strip() == "1"
-        return value
-
-    @field_validator("add_per_hour", mode="before")
-    @classmethod
-    def _per_hour(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            if not value.strip().isdigit():
-                raise ValueError(f"{value!r} is not a whole number of papers")
-            value = int(value)
-        if isinstance(value, int) and not 0 <= value <= PER_HOUR_MAX:
-            raise ValueError(f"{value} is out of range: use 0 to {PER_HOUR_MAX}")
-        return value
-
-    @field_validator("add_timeout", mode="before")
-    @classmethod
-    def _timeout(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                number = float(value)
-            except ValueError:
-                number = math.nan
-            if not math.isfinite(number):
-                raise ValueError(f"{value!r} is not a number of seconds")
-            value = number
-        if isinstance(value, (int, float)) and not 0 < value <= ADD_TIMEOUT_MAX:
-            raise ValueError(f"{value:g} seconds is out of range: use more than 0, up to {ADD_TIMEOUT_MAX:g}")
-        return value
-
-
-class FollowSettings(EnvSettings):
-    """The follows' daily ingest (bot/follows): where OpenAlex is reached. arXiv's API is
-    AddSettings' PAPERCLUB_ARXIV_API_URL; the contact, PAPERCLUB_FEED_CONTACT."""
-
-    openalex_api_url: str = setting("https://api.openalex.org", "PAPERCLUB_OPENALEX_API_URL", FOLLOWS)
-
-    @field_validator("openalex_api_url", mode="before")
-    @classmethod
-    def _url(cls, value: Any) -> Any:
-        return http_url(value).rstrip("/") if isinstance(value, str) else value
-
-
-# --- Zotero ---------------------------------------------------------------------------------------
-
-SECRET_KEY_CHARS = 32  # at least: the secret key is stretched into the encryption key, not guessed
-
-
-class ZoteroSettings(EnvSettings):
-    """The Zotero Web API (bot/zotero): where it is, the operator's key, and the secret that
-    encrypts the keys managers give in chat."""
-
-    zotero_api_url: str = setting("https://api.zotero.org", "PAPERCLUB_ZOTERO_API_URL", ZOTERO)
-    zotero_api_key: SecretStr | None = setting(
-        None, "PAPERCLUB_ZOTERO_API_KEY", ZOTERO,
-        unset="none: each channel's manager gives one privately (`zotero key`)")
-    secret_key: SecretStr | None = setting(
-        None, "PAPERCLUB_SECRET_KEY", ZOTERO,
-        unset="none: keys given in chat are refused (nothing to encrypt them with)")
-
-    @field_validator("zotero_api_url", mode="before")
-    @classmethod
-    def _url(cls, value: Any) -> Any:
-        return http_url(value).rstrip("/") if isinstance(value, str) else value
-
-    @field_validator("secret_key", mode="before")
-    @classmethod
-    def _secret(cls, value: Any) -> Any:
-        if isinstance(value, str) and len(value.strip()) < SECRET_KEY_CHARS:
-            raise ValueError(f"PAPERCLUB_SECRET_KEY is {len(value.strip())} characters long: give a random string "
-                             f"of at least {SECRET_KEY_CHARS} (e.g. the output of `openssl rand -base64 32`)")
-        return value
-
-    @property
-    def api_key(self) -> str | None:
-        return self.zotero_api_key.get_secret_value() if self.zotero_api_key else None
-
-    @property
-    def secret(self) -> str | None:
-        return self.secret_key.get_secret_value().strip() if self.secret_key else None
-
-
-# Every setting that is not a chat platform's (those come from adapters/platforms.py), in
-# the order `config check` shows them.
-SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, AddSettings, FollowSettings,
-                                          ZoteroSettings)
+# The settings every process reads, whatever its features, in the order `config check` shows
+# them; each feature's own come after (bot.app.settings_models), the platforms' from
+# adapters/platforms.py.
+GLOBAL_SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings)

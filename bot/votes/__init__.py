@@ -1,1 +1,14 @@
-"""Votes on posts, reactions that vote, polls for what to read next and the reading queue, with their chat commands; imports the layers below it, daily (polls propose its top picks) and meetings among them, and hands daily its feedback through app.py."""
+"""Votes on posts, polls for what to read next and the reading queue, with their chat commands."""
+
+from __future__ import annotations
+
+from bot.feature import Feature, Plugin
+
+
+def _feature() -> type[Feature]:
+    from bot.votes.commands import VotesFeature
+
+    return VotesFeature
+
+
+PLUGIN = Plugin("votes", _feature)

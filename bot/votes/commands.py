@@ -15,8 +15,8 @@ from bot.corpus.library import Library
 from bot.cards.cards import card
 from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
-from bot.daily.posts import DailyPosts
-from bot.feature import DigestSection, Feature
+from bot.services.posts import Posts
+from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import (
     Command,
     NotAllowed,
@@ -28,12 +28,12 @@ from bot.grammar import (
     number,
     require_manager,
 )
-from bot.meetings.meetings import Meetings
+from bot.services.meetings import Meetings
 from bot.messages import Action, Deliver, Incoming, Reply, counted
 from bot.search.query import Query, QueryError
 from bot.search.service import SearchService
-from bot.votes.polls import Option, PollRefused, Polls, PollView
-from bot.votes.votes import POST_VOTES, Votes
+from bot.services.polls import Option, PollRefused, Polls, PollView
+from bot.services.votes import POST_VOTES, Votes
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +45,14 @@ POLL_DURATION_MIN = timedelta(minutes=10)
 POLL_DURATION_MAX = timedelta(days=14)
 DAYS_DEFAULT = 30
 DAYS_MAX = 3650
-# What a vote button the core drew can say (bot/daily/replies.py, this module's polls):
+# What a vote button the core drew can say (bot/services/replies.py, this module's polls):
 # a vote on a post or a poll. A click carrying anything else was not made by us.
 VOTE_BUTTON = re.compile(r"vote ([0-9]{1,10}) (up|down|read|none|[0-9]{1,2})")
 _DURATION = re.compile(r"^([0-9]{1,4})([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
-class VoteCommands(Feature):
+class VotesFeature(Feature):
     """Votes on posts, polls on what to read next, the reading queue, and what the
     channel wants most."""
 
@@ -61,7 +61,7 @@ class VoteCommands(Feature):
     def __init__(
         self,
         channels: Channels,
-        daily: DailyPosts,
+        daily: Posts,
         search: SearchService,
         library: Library,
         votes: Votes,
@@ -79,6 +79,10 @@ class VoteCommands(Feature):
         self.clock = clock
 
     # --- what the core asks of the feature ---------------------------------------------------
+
+    @classmethod
+    def build(cls, kit: Kit) -> VotesFeature:
+        return cls(kit.channels, kit.posts, kit.search, kit.library, kit.votes, kit.polls, kit.meetings, kit.clock)
 
     def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
              stopping: Callable[[], bool]) -> dict[str, int]:

@@ -16,13 +16,15 @@ from collections.abc import Callable
 from datetime import datetime
 
 from bot.channels.channels import Channels, ChannelSettings
-from bot.feature import Feature
+from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, first_word_in, number, require_manager
 from bot.messages import Deliver, Incoming, Reply, counted
+from bot.corpus.feeds import FeedSource
 from bot.zotero.api import ZoteroApi, ZoteroError
+from bot.zotero.imports import ZoteroFeed
 from bot.zotero.links import LinkStatus, ZoteroLinks
+from bot.zotero.settings import ZoteroSettings
 from bot.zotero.sync import ZoteroConfig, ZoteroSync
-from store import Database
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +37,11 @@ class Refused(Exception):
     """A link or key Zotero (or paperclub) will not take; str() is the reply."""
 
 
-class ZoteroCommands(Feature):
+class ZoteroFeature(Feature):
     """The channel's Zotero group library: linking it, its key, its status, the sync."""
 
     name = "zotero"
+    settings_model = ZoteroSettings
 
     def __init__(self, channels: Channels, links: ZoteroLinks, sync: ZoteroSync, config: ZoteroConfig,
                  clock: Callable[[], datetime]):
@@ -49,10 +52,13 @@ class ZoteroCommands(Feature):
         self.clock = clock
 
     @classmethod
-    def build(cls, db: Database, channels: Channels, config: ZoteroConfig,
-              clock: Callable[[], datetime]) -> ZoteroCommands:
-        links = ZoteroLinks(db)
-        return cls(channels, links, ZoteroSync(db, links, config), config, clock)
+    def build(cls, kit: Kit) -> ZoteroFeature:
+        config = ZoteroConfig.from_env(kit.env)
+        links = ZoteroLinks(kit.db)
+        return cls(kit.channels, links, ZoteroSync(kit.db, links, config), config, kit.clock)
+
+    def feed_sources(self) -> list[FeedSource]:
+        return [ZoteroFeed(self.config)]
 
     def commands(self) -> list[Command]:
         return [

@@ -77,7 +77,7 @@ class ZoteroFeed:
             raise FeedError(f"url {url!r}: give zotero:GROUP or zotero:GROUP/COLLECTION (a name or a key)")
         return url.strip()
 
-    def run(self, library: Library, url: str, collection: str) -> ImportSummary:
+    def run(self, library: Library, url: str, collection: str | None) -> ImportSummary:
         try:
             return import_collection(library, self.config, url, collection)
         except ZoteroImportProblem as problem:

@@ -12,7 +12,7 @@ from sqlalchemy import and_, delete, func, or_, select, update
 
 from store import Database
 from store.database import as_utc
-from store.models import ZoteroItem, ZoteroLink
+from bot.zotero.models import ZoteroItem, ZoteroLink
 
 LEASE = timedelta(minutes=5)  # a sync is a few requests with 20 s timeouts: well inside
 # A failed sync is tried again after 1, 2, 4 ... minutes, at most every hour; a refused key

@@ -35,15 +35,15 @@ from sqlalchemy.orm import Session
 
 from bot.corpus.identifiers import ARXIV, DOI
 from bot.corpus.records import ID_MAX
-from bot.ops.settings import ZoteroSettings
+from bot.zotero.settings import ZoteroSettings
 from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroError
 from bot.zotero.items import READ_TAG, TAG_PREFIX, item_ids, new_key, new_token, note_item, paper_item
 from bot.zotero.keys import KeyBox
 from bot.zotero.links import ZoteroLinks
 from store import Database
-from store.models import (
-    Addition, Channel, Paper, PaperNote, Post, PostVote, QueueItem, ZoteroItem, ZoteroLink, ZoteroNote, utcnow,
-)
+from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
+from store.models import Channel, Paper, utcnow
+from bot.zotero.models import ZoteroItem, ZoteroLink, ZoteroNote
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ LINKS_PER_TICK = 20
 READ_PAGES_PER_SYNC = 5  # 500 items a minute: a large collection is read over a few minutes
 TAG_UPDATES_PER_SYNC = 10
 PATCH_TRIES = 3
-DEFAULT_EMOJI = ("👍", "👎", "✅")  # bot/votes/reactions.py's; a channel may choose its own
+DEFAULT_EMOJI = ("👍", "👎", "✅")  # bot/reactions/commands.py's; a channel may choose its own
 
 
 @dataclass(frozen=True)

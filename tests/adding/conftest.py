@@ -13,7 +13,8 @@ from bot.adding.providers import Providers, ProviderUrls
 from bot.adding.web import ChatFetcher, ChatFetchPolicy
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
-from store.models import Addition, Paper, PaperExternalId, PaperSource
+from bot.services.models import Addition
+from store.models import Paper, PaperExternalId, PaperSource
 from tests.adding.fake_providers import FakeProviders
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)

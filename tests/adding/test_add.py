@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.adding.addresses import public_only
-from store.models import Addition
+from bot.services.models import Addition
 from tests.adding.conftest import QUICK_POLICY, closed_port, counts, providers_for, say, stored
 
 DECISION = "Decision Transformer: Reinforcement Learning via Sequence Modeling"

@@ -10,7 +10,7 @@ from sqlalchemy import select
 
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, UserRef
-from store.models import Nomination, Post
+from bot.services.models import Nomination, Post
 from tests.adding.conftest import NOW, click, counts, providers_for, say
 
 MESSAGE = """Two good ones for next week:

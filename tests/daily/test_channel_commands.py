@@ -157,7 +157,7 @@ def test_discuss_is_headed_for_discussion_not_next_paper(seeded_copy):
     title = services.library.get_many([612])[612].title
     posted = boss.send("discuss 612")
     assert posted.text == f"For discussion: {title}"
-    _ref, again = services.daily.rerender(posted.post_id, "👍 1")  # as a vote redraws it
+    _ref, again = services.posts.rerender(posted.post_id, "👍 1")  # as a vote redraws it
     assert again.text == f"For discussion: {title}\n👍 1"
     assert boss.send("next").text.startswith("Next paper: ")
 

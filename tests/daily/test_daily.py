@@ -15,7 +15,7 @@ from sqlalchemy import func, select
 from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.messages import ChannelRef, DeliveryRefused, Reply
-from store.models import Claim, Post
+from bot.services.models import Claim, Post
 
 UTC = timezone.utc
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -38,7 +38,7 @@ class Recorder:
 
     def tick(self, services, now: datetime):
         self.now = now
-        return services.daily.tick(now, self, ["console"])
+        return services.posts.tick(now, self, ["console"])
 
 
 def manager(services, channel: str) -> ConsoleSession:
@@ -82,7 +82,7 @@ def test_catch_up_within_grace_and_skip_beyond_it(seeded_copy, caplog):
     manager(services, "late").send("schedule 09:00 UTC daily")
     manager(services, "later").send("schedule 07:00 UTC daily")
     recorder = Recorder()
-    with caplog.at_level(logging.WARNING, logger="bot.daily.posts"):
+    with caplog.at_level(logging.WARNING, logger="bot.services.posts"):
         report = recorder.tick(services, datetime(2026, 6, 1, 11, 0, tzinfo=UTC))
     assert [c.channel for c, _ in report.posted] == ["late"]  # two hours late: caught up
     assert [(c.channel, d.isoformat()) for c, d in report.skipped] == [("later", "2026-06-01")]  # four: skipped
@@ -122,8 +122,8 @@ def test_a_refused_post_is_a_warning_and_a_bug_is_a_traceback(seeded_copy, caplo
     def deliver(channel, reply):
         raise error
 
-    with caplog.at_level(logging.WARNING, logger="bot.daily.posts"):
-        report = services.daily.tick(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), deliver, ["console"])
+    with caplog.at_level(logging.WARNING, logger="bot.services.posts"):
+        report = services.posts.tick(datetime(2026, 6, 1, 9, 0, tzinfo=UTC), deliver, ["console"])
     assert report.failed == [(ChannelRef("console", "local", "refused"), str(error))]
     assert "posting to console:local:refused failed" in caplog.text
     assert ("Traceback" in caplog.text) is traceback
@@ -149,7 +149,7 @@ def test_a_stopping_process_finishes_the_post_in_flight_and_leaves_the_rest_due(
         return recorder(channel, reply)
 
     at = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
-    report = services.daily.tick(at, deliver_then_stop, ["console"], stopping=lambda: bool(stop))
+    report = services.posts.tick(at, deliver_then_stop, ["console"], stopping=lambda: bool(stop))
     assert len(report.posted) == 1 and report.released == 2
     states = _claims(services)
     assert sorted(states.values()) == ["posted", "released", "released"]
@@ -175,7 +175,7 @@ def test_a_process_killed_mid_post_loses_only_that_post_never_doubles_it(seeded_
 
     at = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
     with pytest.raises(SystemExit):
-        services.daily.tick(at, killed_on_second, ["console"])
+        services.posts.tick(at, killed_on_second, ["console"])
     states = _claims(services)
     # The post out is recorded; the one in flight may have gone out: never retried;
     # the one not started is still only claimed, and is taken over after the lease.
@@ -238,7 +238,8 @@ def test_three_processes_ticking_at_once_post_once_per_channel(postgres_url, tmp
 
 
 def test_catchup_setting_is_read_and_checked():
-    from bot.app import ConfigError, catchup_grace
+    from bot.ops.settings import ConfigError
+    from bot.app import catchup_grace
 
     assert catchup_grace({}) == timedelta(hours=3)
     assert catchup_grace({"PAPERCLUB_CATCHUP": "90m"}) == timedelta(minutes=90)

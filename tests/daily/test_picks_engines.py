@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bot.channels.channels import ChannelSettings
-from bot.daily.picks import Feedback, Picker
+from bot.services.picks import Feedback, Picker
 from bot.messages import ChannelRef
 from bot.search.engine import Engine
 from tests.search.simple_engine import SimpleEngine

@@ -13,7 +13,8 @@ from sqlalchemy import func, select
 from adapters.console import ConsoleDelivery
 from bot.digest.weekly import WeeklySlot, parse_slot
 from bot.channels.schedule import ScheduleError
-from store.models import Digest, DigestPlan
+from bot.services.models import Digest
+from bot.digest.models import DigestPlan
 from tests.clock import Clock
 from tests.digest.scene import (
     MONDAY,

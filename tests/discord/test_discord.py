@@ -25,10 +25,10 @@ from adapters.discord.views import VOTE_ID, VoteButton, actions_view
 from bot.app import build_services, command_grammar
 from bot.daily.commands import HISTORY_MAX
 from bot.meetings.commands import SESSIONS_MAX
-from bot.meetings.meetings import NOTE_CHARS
+from bot.services.meetings import NOTE_CHARS
 from bot.messages import Action, ChannelRef, Incoming, Reply, UserRef
 from bot.votes.commands import POLL_OPTIONS_MAX
-from store.models import Post
+from bot.services.models import Post
 from tests.clock import Clock
 from tests.conftest import REPO
 from tests.fake_discord import (
@@ -731,7 +731,7 @@ def test_a_shutdown_while_discord_is_still_logging_in_fails_the_post_for_retry(s
     from sqlalchemy import select
 
     from adapters.discord.app import DiscordRunner
-    from store.models import Claim
+    from bot.services.models import Claim
 
     services = build_services(seeded_copy)
     ref = ChannelRef("discord", "1", "2")
@@ -741,7 +741,7 @@ def test_a_shutdown_while_discord_is_still_logging_in_fails_the_post_for_retry(s
     runner = DiscordRunner(services.core, "never-used", None, on_exit=lambda _: None, stopping=stopping)
     threading.Timer(0.3, stopping.set).start()  # SIGTERM arrives while the login is pending
     started = time.monotonic()
-    report = services.daily.tick(datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc), runner.deliver, ["discord"])
+    report = services.posts.tick(datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc), runner.deliver, ["discord"])
     assert time.monotonic() - started < 5  # not the 60 s login wait
     assert report.failed == [(ref, "the Discord client has not logged in yet")]
     with services.db.session() as session:

@@ -26,7 +26,8 @@ from discord.http import Route
 from adapters.discord.app import PaperClubClient, ShardedPaperClubClient
 from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import DiscordDelivery
-from bot.app import ConfigError, Services, build_services
+from bot.ops.settings import ConfigError
+from bot.app import Services, build_services
 from bot.messages import Action, ChannelRef, DeliveryRefused, Incoming, PaperCard, Reply, UserRef
 from tests.fake_discord_api import (
     BOT_USER_ID,

@@ -27,7 +27,7 @@ from adapters.discord.commands import message_text
 from adapters.discord.reactions import ReceiptOrder
 from adapters.discord.views import VoteButton
 from bot.messages import Incoming
-from store.models import Nomination, Post
+from bot.services.models import Nomination, Post
 from tests.adding.conftest import providers_for
 from tests.adding.fake_providers import FakeProviders
 from tests.discord import test_discord_api_fake as api_fake

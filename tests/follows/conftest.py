@@ -57,7 +57,7 @@ def make_services(db, database_url, fake_arxiv, fake_openalex, clock):
 
     def make(fetcher: Fetcher | None = None):
         services = build_services(database_url, clock=clock,
-                                  follow_clients=clients(fake_arxiv, fake_openalex, fetcher))
+                                  given=[clients(fake_arxiv, fake_openalex, fetcher)])
         made.append(services)
         return services
 

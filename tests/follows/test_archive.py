@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapters.bench.fake_arxiv import ArxivPaper
-from bot.memory.links import ChannelLinks
+from bot.services.links import ChannelLinks
 from bot.memory.pages import build_pages
 from tests.follows.conftest import manager
 

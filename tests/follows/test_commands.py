@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from adapters.bench.fake_openalex import FakeAuthor, FakeWork
 from bot.corpus.records import PaperRecord
-from store.models import Follow, FollowArrival, FreshWindow, OpenAlexWork
+from bot.follows.models import Follow, FollowArrival, FreshWindow, OpenAlexWork
 from tests.follows.conftest import manager, member
 
 LECUN_NYU = FakeAuthor("A5023888391", "Yann LeCun", "New York University", 612)
@@ -117,7 +117,7 @@ def read_three(services, session) -> list:
     papers = [services.library.find(ref) for ref in ("arXiv:1706.03762", "10.1109/cvpr.2016.90", "arXiv:1412.6980")]
     assert session.send("use classics").ok
     for paper, vote in zip(papers, ("up", "read", "up")):
-        reply = services.daily.post_paper(services.channels.get(session.channel), paper, services.core.clock(),
+        reply = services.posts.post_paper(services.channels.get(session.channel), paper, services.core.clock(),
                                           "read by the club")
         assert reply is not None
         assert session.send(f"vote {paper.id} {vote}").ok

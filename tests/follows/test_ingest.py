@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 
 from adapters.bench.fake_arxiv import ArxivPaper
 from adapters.bench.fake_openalex import FakeAuthor, FakeWork
-from store.models import Follow, FollowArrival, FollowClaim
+from bot.follows.models import Follow, FollowArrival, FollowClaim
 from tests.follows.conftest import CONTACT, manager, quick_fetcher
 
 UTC = timezone.utc

@@ -14,7 +14,7 @@ from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.meetings.commands import parse_length
 from bot.channels.schedule import ScheduleError
-from store.models import MEETING_PLACE_CHARS, MeetingPlan
+from bot.services.models import MEETING_PLACE_CHARS, MeetingPlan
 from tests.clock import Clock
 
 UTC = timezone.utc

@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 
 from adapters.console import ConsoleSession
 from bot.app import build_services
-from bot.meetings.meetings import member_id
-from store.models import MeetingPlan, MeetingSkip, PaperNote, Presenter
+from bot.services.meetings import member_id
+from bot.services.models import MeetingPlan, MeetingSkip, PaperNote, Presenter
 from tests.clock import Clock
 
 UTC = timezone.utc

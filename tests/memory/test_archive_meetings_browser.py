@@ -16,7 +16,7 @@ import pytest
 from adapters.runtime import Process
 from adapters.wsgi import HealthServer, pages_endpoint
 from bot.memory.pages import build_pages
-from bot.memory.routes import PREFIXES
+from bot.services.routes import ARCHIVE_PREFIX, CALENDAR_PREFIX
 from tests.memory.scene import XSS_TITLE, build_scene
 from tests.memory.test_archive import archive_token
 
@@ -58,7 +58,7 @@ def archive(tmp_path):
     s = scene.services  # the pages as serve mounts them, on the scene's clock: "upcoming" is after NOW
     pages = pages_endpoint(build_pages(s.library, s.channels, s.meetings, s.votes, s.search.tokenizer,
                                        scene.clock).answer)
-    server = HealthServer(0, routes.pop("/healthz"), {prefix: pages for prefix in PREFIXES})
+    server = HealthServer(0, routes.pop("/healthz"), {prefix: pages for prefix in (ARCHIVE_PREFIX, CALENDAR_PREFIX)})
     server.start()
     yield f"http://127.0.0.1:{server.server.effective_port}/archive/{archive_token(scene)}"
     server.stop()

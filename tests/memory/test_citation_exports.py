@@ -15,7 +15,7 @@ import rispy
 from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
 from citeproc.source.json import CiteProcJSON
 
-from adapters.cli import exports as export_cli
+from bot.memory import cli as export_cli
 from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
 from bot.cards.cards import paper_link
 from bot.corpus.library import Library

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from adapters.config_check import check, startup_settings
 from bot.ops.settings import ConfigError, CoreSettings, public_url_from_env
-from store.models import ChannelLink
+from bot.services.models import ChannelLink
 from tests.memory.scene import PUBLIC_URL, build_scene
 
 NOW = datetime(2026, 11, 23, 9, tzinfo=timezone.utc)

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 from sqlalchemy import select
 
 from bot.channels.channels import Channels
-from bot.memory.links import ChannelLinks
+from bot.services.links import ChannelLinks
 from bot.messages import ChannelRef
-from store.models import ChannelLink
+from bot.services.models import ChannelLink
 
 NOW = datetime(2026, 11, 23, 9, tzinfo=timezone.utc)
 

@@ -12,7 +12,8 @@ import pytest
 from adapters.config_check import check, startup_settings
 from adapters.discord.config import DiscordSettings
 from adapters.slack.config import SlackSettings
-from bot.app import ConfigError, catchup_grace
+from bot.ops.settings import ConfigError
+from bot.app import catchup_grace
 from bot.ops.settings import CoreSettings, catchup_from_env, database_problem, mask_secret, mask_url
 
 BOT_TOKEN = "xoxb-test-not-real"

@@ -12,7 +12,8 @@ from bot.adding.addresses import any_address, policy_from_env, public_only
 from bot.adding.commands import per_hour_from_env
 from bot.adding.providers import ProviderUrls
 from bot.adding.web import ChatFetchPolicy
-from bot.ops.settings import AddSettings, ConfigError
+from bot.adding.settings import AddSettings
+from bot.ops.settings import ConfigError
 from tests.test_docs import code_sources, variables_read
 
 # Not paperclub's own: the XDG base-directory convention, read only to place the index cache.

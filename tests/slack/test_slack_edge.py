@@ -29,7 +29,8 @@ from adapters.slack.edge import ActOnce, CheckedSocketModeHandler
 from bot.messages import ChannelRef, Incoming, UserRef
 from bot.ops.replays import SeenRequests
 from store import Database
-from store.models import PaperNote, PostVote, SeenRequest
+from bot.services.models import PaperNote, PostVote
+from store.models import SeenRequest
 from tests.slack.harness import BOSS, CHANNEL, command, posted, section_texts, send, wsgi_post
 
 JSON = "application/json"

@@ -25,7 +25,7 @@ from adapters.debounce import Debouncer
 from adapters.slack.app import build_app, event_order, message_text
 from adapters.slack.config import EVENTS_PATH, SlackSettings
 from adapters.slack.edge import SignedOnly, WholeForms
-from store.models import Nomination, Post, PostVote
+from bot.services.models import Nomination, Post, PostVote
 from tests.adding.conftest import providers_for
 from tests.adding.fake_providers import FakeProviders
 from tests.slack.harness import (

@@ -22,7 +22,8 @@ from adapters.bench.fake_slack_api import (
 from adapters.bench.slack import post_signed, seeded_slack
 from adapters.slack.app import SlackServer
 from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest, manifest_data
-from bot.app import ConfigError, build_services, command_grammar
+from bot.ops.settings import ConfigError
+from bot.app import build_services, command_grammar
 from bot.grammar import split_command
 
 

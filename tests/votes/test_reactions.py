@@ -1,4 +1,4 @@
-"""Reactions that vote (bot/votes/reactions.py): emoji in every platform's spelling, the
+"""Reactions that vote (bot/reactions/commands.py): emoji in every platform's spelling, the
 `reactions` command, and `PaperClub.react` on SQLite and PostgreSQL; and the debounced
 redraw shared by the adapters (adapters/debounce.py)."""
 
@@ -17,8 +17,9 @@ from adapters.debounce import Debouncer
 from bot.app import build_services
 from bot.messages import UserRef
 from bot.messages import Reaction
-from bot.votes.reactions import emoji_key, reaction_key, split_emoji
-from store.models import Channel, PostVote
+from bot.reactions.commands import emoji_key, reaction_key, split_emoji
+from store.models import Channel
+from bot.services.models import PostVote
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
 BOTH = pytest.mark.parametrize(

@@ -15,7 +15,8 @@ from sqlalchemy import func, select
 from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, UserRef
-from store.models import Nomination, PaperExternalId, Poll, PollVote, PostVote, QueueItem
+from bot.services.models import Nomination, Poll, PollVote, PostVote, QueueItem
+from store.models import PaperExternalId
 from tests.clock import Clock
 
 UTC = timezone.utc
@@ -56,7 +57,7 @@ def test_post_votes_are_one_per_member_and_kind_and_per_channel(seeded_copy):
 
 def _post_paper_in(services, channel: str, paper_id: int) -> int:
     """Post a given paper in a console channel (as the tick would) and return the post id."""
-    from store.models import Post
+    from bot.services.models import Post
 
     settings_ = services.channels.get(member(services, channel, "x").channel)
     with services.db.session() as session:

@@ -12,7 +12,8 @@ from sqlalchemy import select
 
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
-from store.models import Addition, Paper, Post, QueueItem
+from bot.services.models import Addition, Post, QueueItem
+from store.models import Paper
 from tests.clock import Clock
 from tests.zotero.fake_zotero import FakeZotero
 

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.zotero.keys import KeyBox
-from store.models import ZoteroLink
+from bot.zotero.models import ZoteroLink
 from tests.zotero.scene import COLLECTION, GROUP, KEY, READ_ONLY_KEY, SECRET, build, environment
 
 

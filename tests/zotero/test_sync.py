@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.zotero.links import ZoteroLinks
-from store.models import ZoteroItem, ZoteroLink
+from bot.zotero.models import ZoteroItem, ZoteroLink
 from tests.zotero.scene import COLLECTION, GROUP, KEY, build, environment, touch
 
 

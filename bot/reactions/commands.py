@@ -19,12 +19,14 @@ from sqlalchemy import delete, or_, select, true
 from sqlalchemy.orm import Session
 
 from bot.channels.channels import Channels, ChannelSettings
-from bot.feature import Feature
+from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import ChannelRef, Incoming, Reaction, Reply
-from bot.votes.votes import Votes, record_vote
+from bot.services.votes import Votes, record_vote
 from store.database import upsert_insert
-from store.models import Channel, Post, PostVote, ReactionMark
+from store.models import Channel
+from bot.services.models import Post, PostVote
+from bot.reactions.models import ReactionMark
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +127,7 @@ def describe(stored: str | None) -> str:
     return f"Reactions: {pairs}" + ("" if stored else " (the default)")
 
 
-class Reactions(Feature):
+class ReactionsFeature(Feature):
     """Reactions on a channel's posts, as votes; and the channel's choice of emoji."""
 
     name = "reactions"
@@ -134,6 +136,10 @@ class Reactions(Feature):
         self.channels = channels
         self.votes = votes
         self.clock = clock
+
+    @classmethod
+    def build(cls, kit: Kit) -> ReactionsFeature:
+        return cls(kit.channels, kit.votes, kit.clock)
 
     def react(self, reaction: Reaction) -> int | None:
         """Count (or withdraw) the vote a reaction stands for. Returns the post whose tally

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from store import Database
 from store.database import as_utc, upsert_insert
-from store.models import Nomination, Poll, PollOption, PollVote, QueueItem
+from bot.services.models import Nomination, Poll, PollOption, PollVote, QueueItem
 
 
 class PollRefused(ValueError):

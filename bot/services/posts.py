@@ -25,15 +25,16 @@ from sqlalchemy.orm import Session
 
 from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
-from bot.daily.picks import Candidate, CandidateSource, Feedback, FeedbackSource, Pick, Picker
-from bot.daily.replies import PostReplies, nothing_left_reply
+from bot.services.picks import Candidate, CandidateSource, Feedback, FeedbackSource, Pick, Picker
+from bot.services.replies import PostReplies, nothing_left_reply
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
 from bot.search.engine import Engine
 from bot.search.service import SearchService
 from store import Database
 from store.database import as_utc, upsert_insert
-from store.models import Channel, Claim, Paper, Post, utcnow
+from store.models import Channel, Paper, utcnow
+from bot.services.models import Claim, Post
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,10 @@ class _Outcome:
     at: datetime
 
 
-class DailyPosts:
+class Posts:
+    """A channel's posts: the paper of the day (claimed exactly once), `next` and
+    `discuss`, and what was posted."""
+
     def __init__(
         self,
         db: Database,
@@ -449,6 +453,36 @@ class DailyPosts:
                 return None
             paper = session.get(Paper, post.paper_id)
             return post.message_ref, self.replies.rerendered(post, paper, tally_line)
+
+    # --- what was posted ------------------------------------------------------------------
+
+    def history(self, channel_id: int, limit: int) -> list[Post]:
+        with self.db.session() as session:
+            return list(
+                session.scalars(
+                    select(Post)
+                    .where(Post.channel_id == channel_id, Post.state == "sent")
+                    .order_by(Post.posted_at.desc(), Post.id.desc())
+                    .limit(limit)
+                )
+            )
+
+    def posted_between(self, channel_id: int, since: datetime, until: datetime) -> list[Post]:
+        """The channel's posts sent in [since, until), oldest first."""
+        with self.db.session() as session:
+            return list(
+                session.scalars(
+                    select(Post)
+                    .where(Post.channel_id == channel_id, Post.state == "sent", Post.posted_at >= since,
+                           Post.posted_at < until)
+                    .order_by(Post.posted_at, Post.id)
+                )
+            )
+
+    def forget_post(self, post_id: int) -> None:
+        with self.db.session() as session:
+            session.execute(delete(Post).where(Post.id == post_id))
+
 
 def retry_after(attempts: int) -> timedelta:
     """How long a claim that failed `attempts` times waits before the next try."""

@@ -5,7 +5,7 @@ and with a reason a member can read.
 Learning is relevance feedback on the BM25 query (Rocchio's idea): the most
 distinctive terms of liked papers join the topic terms; those of disliked papers
 score candidates down. The picker only ranks; recording and posting are
-`bot.daily.posts`'s job. It sees the search only through its interface
+`bot.services.posts`'s job. It sees the search only through its interface
 (`bot.search.engine.Engine`): paper ids, terms and scores, so any engine that ranks
 alike picks alike (tests/daily/test_picks_engines.py).
 """

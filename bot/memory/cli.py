@@ -1,5 +1,6 @@
-"""`paperclub export`: papers for reference managers (BibTeX, RIS, CSL-JSON) and backups
-(JSON Lines), from the whole library, one collection, or what one channel read.
+"""`paperclub export`, the memory feature's subcommand: papers for reference managers
+(BibTeX, RIS, CSL-JSON) and backups (JSON Lines), from the whole library, one collection,
+or what one channel read.
 
     paperclub export -o backup.jsonl
     paperclub export --collection reading-list --format ris -o reading-list.ris
@@ -11,9 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import nullcontext
+from typing import TYPE_CHECKING
 
-from adapters.cli.lazy import Lazy
 from bot.messages import counted
+
+if TYPE_CHECKING:
+    from bot.corpus.library import Library
 
 # bot.memory.export.FORMATS, spelled here so `paperclub --help` imports no exporter
 # (tests/memory/test_citation_exports.py checks the two agree).
@@ -24,46 +28,49 @@ FORMAT_HELP = ("bibtex, ris or csljson (for Zotero, Mendeley, EndNote, Pandoc), 
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from adapters.cli.commands import open_services
+    # Here, not above: `paperclub --help` loads no database layer.
+    from bot.corpus.library import Library
+    from store import open_database
 
-    services = open_services(args.database_url)
+    library = Library(open_database(args.database_url))
     fmt = args.format or "jsonl"
     if args.channel is not None:
-        return _export_channel(services, args, fmt)
+        return _export_channel(library, args, fmt)
     if args.collection is not None:
-        return _export_collection(services, args, fmt)
+        return _export_collection(library, args, fmt)
     if fmt == "jsonl":  # streamed, a chunk of papers at a time: a library may be large
         with _output(args.output) as out:
-            count = services.library.export(out)
+            count = library.export(out)
     else:
         from bot.memory.record import entry_of
 
-        count = _write((entry_of(p) for p in services.library.iter_papers()), None, fmt, args.output)
+        count = _write((entry_of(p) for p in library.iter_papers()), None, fmt, args.output)
     _done(count, f"({fmt})")
     return 0
 
 
-def _export_collection(services, args: argparse.Namespace, fmt: str) -> int:
+def _export_collection(library: Library, args: argparse.Namespace, fmt: str) -> int:
     from bot.memory.record import entry_of
 
-    known = dict(services.library.collections())
+    known = dict(library.collections())
     if args.collection not in known:
         names = ", ".join(known) or "none yet: `paperclub import` makes them"
         print(f"error: --collection {args.collection}: there is no such collection (collections: {names})",
               file=sys.stderr)
         return 1
-    papers = services.library.papers_in(args.collection)
+    papers = library.papers_in(args.collection)
     count = _write((entry_of(p) for p in papers), None, fmt, args.output)
     _done(count, f"in collection {args.collection} ({fmt})")
     return 0
 
 
-def _export_channel(services, args: argparse.Namespace, fmt: str) -> int:
+def _export_channel(library: Library, args: argparse.Namespace, fmt: str) -> int:
     """What one channel read, with its notes."""
     from bot.memory.record import Recorder
+    from bot.services.votes import Votes
     from bot.messages import ChannelRef
 
-    recorder = Recorder(services.db, services.library, services.votes)
+    recorder = Recorder(library.db, library, Votes(library.db))
     ref = ChannelRef(*args.channel)
     channel = recorder.find(ref)
     if channel is None:
@@ -115,4 +122,4 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                             "(e.g. slack:T0123:C0456) or a console channel's name")
     which.add_argument("--collection", metavar="NAME", help="only the papers of this collection")
     p.add_argument("--format", choices=list(FORMATS), help=FORMAT_HELP)
-    p.set_defaults(func=Lazy("adapters.cli.exports:cmd_export"))
+    p.set_defaults(func=cmd_export)

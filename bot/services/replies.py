@@ -9,11 +9,12 @@ from bot.corpus.library import Library
 from bot.cards.cards import card, matched_words
 from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
-from bot.daily.picks import Pick
+from bot.services.picks import Pick
 from bot.messages import Action, Reply
 from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
-from store.models import Paper, Post
+from store.models import Paper
+from bot.services.models import Post
 
 
 class PostReplies:

@@ -19,7 +19,7 @@ from bot.channels.schedule import WEEKDAYS
 from bot.messages import counted
 from store import Database
 from store.database import as_utc, upsert_insert
-from store.models import (
+from bot.services.models import (
     Meeting,
     MeetingPlan,
     MeetingSkip,

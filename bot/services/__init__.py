@@ -1,0 +1,1 @@
+"""Shared services several features use: posts and picks, votes, polls, meetings, private links, member fetches."""
