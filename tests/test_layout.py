@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import FEATURES
 from tests.conftest import REPO
 
 # What only the faces may import: our own adapters, and the platforms' libraries and server.
@@ -16,24 +17,20 @@ FACES = ("adapters", "slack_bolt", "slack_sdk", "discord", "waitress")
 LOOSE_CORE_MODULES_MAX = 8
 
 # The layers, lowest first. A package imports only packages in layers below its own (and
-# itself): never one beside it or above, so no two packages import each other. A new
-# feature folder joins the features' layers; shared/DESIGN.md draws the same picture.
+# itself): never one beside it or above, so no two packages import each other. The
+# features (bot/app.py's FEATURES) share one layer: no feature imports another, and a new
+# one joins them without an edit here. shared/DESIGN.md draws the same picture.
 LAYERS: list[tuple[str, ...]] = [
-    ("store",),  # the ground: models, the database handle, migrations
+    ("store",),  # the ground: the shared Base and tables, the database handle, migrations
     ("bot.messages", "bot.collector"),  # the neutral message model; bulk-work helpers
     ("bot.grammar",),  # the command grammar every platform shares
     ("bot.corpus",),  # papers: readers, the library, identifiers
     ("bot.search",),  # BM25: the index, the engine, the service
     ("bot.ops",),  # settings from the environment, logs, heartbeats, health
     ("bot.channels", "bot.cards"),  # shared parts every feature uses
-    ("bot.feature",),  # what a feature is to the core
-    ("bot.daily", "bot.lookup", "bot.zotero"),  # features ... (zotero reads the others' tables, not their code)
-    ("bot.meetings",),
-    ("bot.votes",),  # a poll proposes daily's top picks; its results name the next meeting
-    ("bot.adding",),  # `discuss` posts through daily
-    ("bot.memory",),  # the archive reads meetings and votes (and the digests table)
-    ("bot.follows",),  # fresh picks feed daily through its candidate sources
-    ("bot.digest",),  # the weekly digest: every feature's section, through the Feature hook
+    ("bot.services",),  # shared services several features use: posts, votes, polls, meetings, links
+    ("bot.feature",),  # what a feature is to the core, and what it is built from
+    tuple(f"bot.{name}" for name in FEATURES),  # the features, side by side
     ("bot.core",),  # dispatch
     ("bot.scheduler", "bot.app"),  # the minute's job; the wiring
     ("adapters",),  # the faces
@@ -101,13 +98,25 @@ def test_imports_only_run_down_the_layers(path):
     assert not offending, f"{path.relative_to(REPO)} imports {offending}"
 
 
+def test_no_feature_package_imports_another():
+    """Features side by side: what several of them share is a service below them."""
+    features = {f"bot.{name}" for name in FEATURES}
+    offending = []
+    for path in project_modules():
+        own = package_of(module_name(path))
+        if own in features:
+            offending += [f"{path.relative_to(REPO)}:{line} imports {module}" for line, module in imported_modules(path)
+                          if package_of(module) in features - {own}]
+    assert not offending, offending
+
+
 def test_the_layer_check_catches_an_import_beside_or_above(tmp_path):
     daily = tmp_path / "bot" / "daily"
     daily.mkdir(parents=True)
-    (daily / "picks.py").write_text("from bot.votes.votes import Votes\nfrom bot.lookup import x\n"
+    (daily / "picks.py").write_text("from bot.votes.commands import VotesFeature\nfrom bot.lookup import x\n"
                                     "from bot.search.service import SearchService\n")
     wrong = upward("bot.daily", imported_modules(daily / "picks.py"))
-    assert [w.split()[2] for w in wrong] == ["bot.votes.votes", "bot.lookup"]
+    assert [w.split()[2] for w in wrong] == ["bot.votes.commands", "bot.lookup"]
 
 
 def test_nothing_outside_search_touches_the_engines_arrays():
@@ -133,7 +142,7 @@ def core_modules() -> list[Path]:
 
 def test_the_walk_sees_the_whole_core():
     names = {path.relative_to(REPO / "bot").as_posix() for path in core_modules()}
-    assert {"core.py", "search/bm25.py", "daily/posts.py", "votes/polls.py", "ops/logs.py"} <= names
+    assert {"core.py", "search/bm25.py", "services/posts.py", "services/polls.py", "ops/logs.py"} <= names
 
 
 @pytest.mark.parametrize("path", core_modules(), ids=lambda p: p.relative_to(REPO).as_posix())
