@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.manual import MARKER, rendered, settings_table
 from tests.conftest import REPO
 
 README = REPO / "README.md"
@@ -95,12 +96,30 @@ def test_the_readme_links_only_to_pages_that_exist():
     assert linked == {path.name for path in DOCS.glob("*.md")}  # every page, from the README
 
 
+def configuration_page() -> str:
+    """docs/configuration.md as the manual shows it: the table of every setting filled in
+    from the settings models (the MkDocs hook in adapters/manual.py)."""
+    return rendered(CONFIGURATION.read_text(encoding="utf-8"))
+
+
 def test_every_variable_the_code_reads_is_in_the_configuration_page():
     names = variables_read(code_sources())
     # The scan finds what it must: a name from each family.
     assert {"PAPERCLUB_DATABASE_URL", "DATABASE_URL", "SLACK_BOT_TOKEN", "DISCORD_TOKEN", "PORT",
             "PAPERCLUB_PUBLIC_URL"} <= names
-    assert undocumented(code_sources(), CONFIGURATION.read_text(encoding="utf-8")) == []
+    assert undocumented(code_sources(), configuration_page()) == []
+
+
+def test_the_table_of_every_setting_has_each_models_variables():
+    """A feature's setting reaches the manual from its model: no page needs an edit."""
+    from bot.app import settings_models
+
+    table = settings_table()
+    for model in settings_models():
+        for variable in model.variables():
+            assert f"| `{variable}` |" in table, variable
+    assert "| `PAPERCLUB_ADD_PER_HOUR` | Adding papers from chat (add, imports by link) | 20 papers a member" in table
+    assert MARKER in CONFIGURATION.read_text(encoding="utf-8") and MARKER not in configuration_page()
 
 
 @pytest.mark.parametrize("source, missing", [
@@ -112,7 +131,7 @@ def test_every_variable_the_code_reads_is_in_the_configuration_page():
     ('headers["HTTP_X_SLACK_SIGNATURE"]', []),  # a WSGI key that only contains SLACK_
 ])
 def test_an_undocumented_variable_is_caught(source, missing):
-    documentation = CONFIGURATION.read_text(encoding="utf-8")
+    documentation = configuration_page()
     assert undocumented([*code_sources(), source], documentation) == missing
 
 
