@@ -48,10 +48,16 @@ def parse(text: str, path: str) -> list[PaperRecord]:
 
     library = bibtexparser.parse_string(text)
     if library.failed_blocks:
-        block = min(library.failed_blocks, key=lambda b: b.start_line)
-        raise CorpusFormatError(path, block.start_line + 1, _failure(block, len(text)))
+        block = min(library.failed_blocks, key=_line)
+        raise CorpusFormatError(path, _line(block), _failure(block, len(text)))
     _refuse_dangling_entry(library.blocks, path)
     return [_record(entry, path) for entry in library.entries]
+
+
+def _line(block: Block) -> int:
+    """Where a block starts, counted from 1 (bibtexparser counts from 0). The parser sets
+    it on every block it makes; its type allows None for blocks made by hand."""
+    return (block.start_line or 0) + 1
 
 
 def _failure(block: Block, end: int) -> str:
@@ -85,12 +91,12 @@ def _refuse_dangling_entry(blocks: list[Block], path: str) -> None:
     last = blocks[-1] if blocks else None
     if isinstance(last, ImplicitComment) and _DANGLING.fullmatch(last.comment.strip()):
         message = f"the file ends on {last.comment.strip()!r}, without its entry: is it truncated?"
-        raise CorpusFormatError(path, last.start_line + 1, message)
+        raise CorpusFormatError(path, _line(last), message)
 
 
 def _record(entry: Entry, path: str) -> PaperRecord:
     fields = {f.key.lower(): str(f.value) for f in entry.fields}
-    line = entry.start_line + 1
+    line = _line(entry)
     title = clean_space(_decode_latex(fields.get("title", "")))
     if not title:
         raise CorpusFormatError(path, line, f"entry {entry.key!r} has no title")
