@@ -61,12 +61,14 @@ def _line(block: Block) -> int:
 
 
 def _failure(block: Block, end: int) -> str:
-    from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
+    from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry
 
     if isinstance(block, DuplicateBlockKeyBlock):
         return f"the citation key {block.key!r} is used twice"
-    if isinstance(block, DuplicateFieldKeyBlock):
-        return f"a field appears twice in entry {block.key!r}"
+    if isinstance(block, DuplicateFieldKeyBlock):  # the entry refused: its ignore_error_block
+        entry = block.ignore_error_block
+        where = f" in entry {entry.key!r}" if isinstance(entry, Entry) else ""
+        return f"a field appears twice{where}: {', '.join(sorted(block.duplicate_keys))}"
     if _open_at_end(block, end):
         return "this entry is still open at the end of the file: is it truncated, or a brace open?"
     return "cannot parse this BibTeX entry (unbalanced braces or quotes, or a truncated file?)"
