@@ -127,10 +127,10 @@ def parse_zone(text: str) -> str:
             "nor days (daily, weekdays, mon,wed,fri)"
         )
     try:
-        ZoneInfo(name or "")
+        zone = ZoneInfo(name or "")
     except (ZoneInfoNotFoundError, ValueError):
         raise ScheduleError(f"`{text}` is not a time zone: use an IANA name such as Europe/Berlin") from None
-    return name
+    return zone.key  # the name it was made from
 
 
 def parse_days(text: str) -> tuple[str, ...]:
@@ -172,7 +172,13 @@ def parse_change(args: list[str]) -> ScheduleChange:
     `9:00` moves the time alone, `weekends` the days, `Europe/Berlin` the zone."""
     if not 1 <= len(args) <= 3:
         raise ScheduleError("give a time, a zone or days (or all three)")
-    return ScheduleChange(**named_parts(args, _part))
+    parts = named_parts(args, _part)
+    post_time, zone, days = parts.get("post_time"), parts.get("zone"), parts.get("days")
+    # named_parts hands values back as objects; _part gave each kind its type
+    assert post_time is None or isinstance(post_time, time)
+    assert zone is None or isinstance(zone, str)
+    assert days is None or isinstance(days, tuple)
+    return ScheduleChange(post_time, zone, days)
 
 
 def named_parts(words: list[str], part: Callable[[str], tuple[str, object]]) -> dict[str, object]:
