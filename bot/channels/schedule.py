@@ -17,9 +17,9 @@ WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_SETS = {"daily": WEEKDAYS, "weekdays": WEEKDAYS[:5], "weekends": WEEKDAYS[5:]}
 _DAY_NAMES = {
     **{d: d for d in WEEKDAYS},
-    **{full: d for full, d in zip(
-        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"), WEEKDAYS
-    )},
+    **dict(zip(
+        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"), WEEKDAYS, strict=True
+    )),
 }
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -90,7 +90,7 @@ class Schedule:
         day = now.astimezone(self.tz).date()
         if after is not None:
             day = max(day, after + timedelta(days=1))
-        for offset in range(0, 8):  # a week, and today's slot may have passed
+        for offset in range(8):  # a week, and today's slot may have passed
             candidate = day + timedelta(days=offset)
             if self.runs_on(candidate) and self.slot(candidate) >= now:
                 return self.slot(candidate)
@@ -208,7 +208,7 @@ def parse_schedule(args: list[str]) -> Schedule:
 
 def _looks_like_days(word: str) -> bool:
     key = word.lower()
-    return key in DAY_SETS or "/" not in word and "," in word or key in _DAY_NAMES
+    return key in DAY_SETS or ("/" not in word and "," in word) or key in _DAY_NAMES
 
 
 def parse_date(text: str) -> date:

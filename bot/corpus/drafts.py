@@ -18,8 +18,8 @@ from typing import Any, Protocol
 from sqlalchemy import Table, func, insert, select
 from sqlalchemy.orm import Session
 
-from bot.corpus.merge import SHOWN
 from bot.corpus.indexed import IndexedPaper
+from bot.corpus.merge import SHOWN
 from store.database import dml_result, table_of
 from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
@@ -195,7 +195,9 @@ def _insert_papers(session: Session, rows: list[list[Any]]) -> list[int]:
         ids = sorted(session.scalars(numbers))
         rest = 0
     else:
-        inserted = dml_result(session.execute(insert(papers), dict(zip(_PAPER_COLUMNS, rows[0]))))
+        inserted = dml_result(
+            session.execute(insert(papers), dict(zip(_PAPER_COLUMNS, rows[0], strict=True)))
+        )
         key = inserted.inserted_primary_key  # by RETURNING, or the cursor's lastrowid
         if key is None:  # only for an INSERT of no rows
             raise RuntimeError("the first new paper was given no id")

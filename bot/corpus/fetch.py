@@ -298,7 +298,7 @@ def _detail(answer: urllib.error.HTTPError) -> str:
     """The arXiv API explains a bad query in an Atom entry: quote it."""
     try:
         body = answer.read(100_000)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a courtesy: the status line already says what failed
         return ""
     found = _API_ERROR_SUMMARY.search(body)
     if not found:

@@ -77,9 +77,13 @@ def clean_space(text: str) -> str:
     abstract. Most are ASCII with single spaces already and come back as they are:
     str.isascii() reads a flag, and the ten scans for other spaces cost a quarter of
     what split and join do."""
-    if text.isascii() and text[:1] != " " and text[-1:] != " ":
-        if not any(space in text for space in _ASCII_SPACE):
-            return text
+    if (
+        text.isascii()
+        and text[:1] != " "
+        and text[-1:] != " "
+        and not any(space in text for space in _ASCII_SPACE)
+    ):
+        return text
     return " ".join(text.split())
 
 
