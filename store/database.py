@@ -11,16 +11,20 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import orjson
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Engine, Table, create_engine, event, inspect, text
+from sqlalchemy.engine import CursorResult, Result, make_url
 from sqlalchemy.exc import ArgumentError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy.dialects.postgresql import Insert as PostgresInsert
+    from sqlalchemy.dialects.sqlite import Insert as SQLiteInsert
+    from sqlalchemy.engine.interfaces import DBAPIConnection
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 DEFAULT_URL = "sqlite:///paperclub.db"
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -50,6 +54,10 @@ def schema_head() -> str:
     return migrations_head()
 
 
+@overload
+def as_utc(moment: datetime) -> datetime: ...
+@overload
+def as_utc(moment: None) -> None: ...
 def as_utc(moment: datetime | None) -> datetime | None:
     """A stored timestamp as an aware UTC datetime: SQLite hands back naive datetimes
     for what was written in UTC; PostgreSQL keeps the zone."""
@@ -58,15 +66,36 @@ def as_utc(moment: datetime | None) -> datetime | None:
     return moment.replace(tzinfo=timezone.utc)
 
 
-def upsert_insert(session: Session, table):
+def upsert_insert(session: Session, table: type[DeclarativeBase]) -> PostgresInsert | SQLiteInsert:
     """An INSERT with on_conflict_do_nothing / on_conflict_do_update for this session's
     database: both dialects we support spell ON CONFLICT the same way."""
     # Imported here: PostgreSQL's dialect costs ~50 ms of start-up a search never uses.
     if session.get_bind().dialect.name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(table)
+        from sqlalchemy.dialects.postgresql import insert as postgres_insert
+
+        return postgres_insert(table)
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table)
+
+
+def table_of(model: type[DeclarativeBase]) -> Table:
+    """A model's Table, for Core statements that need one (its name, INSERT, UPDATE):
+    SQLAlchemy types `__table__` as any FromClause, since a class may map a SELECT;
+    every model here maps a table of its own."""
+    table = model.__table__
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} maps {table!r}, not a table")
+    return table
+
+
+def dml_result(result: Result[Any]) -> CursorResult[Any]:
+    """The result of an INSERT, UPDATE or DELETE run by Session.execute, which types it as
+    any Result: it is a CursorResult, which counts the rows matched (`rowcount`) and holds
+    an inserted row's primary key."""
+    if not isinstance(result, CursorResult):
+        raise TypeError(f"not the result of an INSERT, UPDATE or DELETE: {result!r}")
+    return result
 
 
 class SchemaOutOfDate(RuntimeError):
@@ -141,7 +170,7 @@ def json_text(value: Any) -> str:
         return json.dumps(value)
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
+def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
     # Foreign keys are off by default in SQLite; WAL lets searches read while an import
     # writes; the busy timeout makes a second writer wait instead of failing at once.
     cursor = dbapi_connection.cursor()

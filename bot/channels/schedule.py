@@ -17,9 +17,9 @@ WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_SETS = {"daily": WEEKDAYS, "weekdays": WEEKDAYS[:5], "weekends": WEEKDAYS[5:]}
 _DAY_NAMES = {
     **{d: d for d in WEEKDAYS},
-    **{full: d for full, d in zip(
-        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"), WEEKDAYS
-    )},
+    **dict(zip(
+        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"), WEEKDAYS, strict=True
+    )),
 }
 _TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -90,7 +90,7 @@ class Schedule:
         day = now.astimezone(self.tz).date()
         if after is not None:
             day = max(day, after + timedelta(days=1))
-        for offset in range(0, 8):  # a week, and today's slot may have passed
+        for offset in range(8):  # a week, and today's slot may have passed
             candidate = day + timedelta(days=offset)
             if self.runs_on(candidate) and self.slot(candidate) >= now:
                 return self.slot(candidate)
@@ -127,10 +127,10 @@ def parse_zone(text: str) -> str:
             "nor days (daily, weekdays, mon,wed,fri)"
         )
     try:
-        ZoneInfo(name or "")
+        zone = ZoneInfo(name or "")
     except (ZoneInfoNotFoundError, ValueError):
         raise ScheduleError(f"`{text}` is not a time zone: use an IANA name such as Europe/Berlin") from None
-    return name
+    return zone.key  # the name it was made from
 
 
 def parse_days(text: str) -> tuple[str, ...]:
@@ -172,7 +172,13 @@ def parse_change(args: list[str]) -> ScheduleChange:
     `9:00` moves the time alone, `weekends` the days, `Europe/Berlin` the zone."""
     if not 1 <= len(args) <= 3:
         raise ScheduleError("give a time, a zone or days (or all three)")
-    return ScheduleChange(**named_parts(args, _part))
+    parts = named_parts(args, _part)
+    post_time, zone, days = parts.get("post_time"), parts.get("zone"), parts.get("days")
+    # named_parts hands values back as objects; _part gave each kind its type
+    assert post_time is None or isinstance(post_time, time)
+    assert zone is None or isinstance(zone, str)
+    assert days is None or isinstance(days, tuple)
+    return ScheduleChange(post_time, zone, days)
 
 
 def named_parts(words: list[str], part: Callable[[str], tuple[str, object]]) -> dict[str, object]:
@@ -202,7 +208,7 @@ def parse_schedule(args: list[str]) -> Schedule:
 
 def _looks_like_days(word: str) -> bool:
     key = word.lower()
-    return key in DAY_SETS or "/" not in word and "," in word or key in _DAY_NAMES
+    return key in DAY_SETS or ("/" not in word and "," in word) or key in _DAY_NAMES
 
 
 def parse_date(text: str) -> date:

@@ -41,7 +41,8 @@ def parse(text: str, path: str) -> list[PaperRecord]:
     )
     error = feed.get("bozo_exception")
     if isinstance(error, xml.sax.SAXParseException):
-        raise CorpusFormatError(path, error.getLineNumber(), _broken(error, text))
+        # expat always knows the line; typeshed allows a locator that does not
+        raise CorpusFormatError(path, error.getLineNumber() or 1, _broken(error, text))
     # feedparser keeps no positions: the n-th <entry> tag is taken as the n-th entry's
     # start. A tag inside a comment would shift the numbers but never drop an entry.
     lines = [text.count("\n", 0, m.start()) + 1 for m in _ENTRY_TAG.finditer(text)]
@@ -86,8 +87,8 @@ def _record(entry: Any, line: int, path: str) -> PaperRecord:
 
 def _alternate_link(entry: Any) -> str | None:
     for link in entry.get("links", []):
-        if link.get("rel") == "alternate" and link.get("href"):
-            return link["href"]
+        if link.get("rel") == "alternate" and isinstance(href := link.get("href"), str) and href:
+            return href
     return None
 
 

@@ -48,19 +48,27 @@ def parse(text: str, path: str) -> list[PaperRecord]:
 
     library = bibtexparser.parse_string(text)
     if library.failed_blocks:
-        block = min(library.failed_blocks, key=lambda b: b.start_line)
-        raise CorpusFormatError(path, block.start_line + 1, _failure(block, len(text)))
+        block = min(library.failed_blocks, key=_line)
+        raise CorpusFormatError(path, _line(block), _failure(block, len(text)))
     _refuse_dangling_entry(library.blocks, path)
     return [_record(entry, path) for entry in library.entries]
 
 
+def _line(block: Block) -> int:
+    """Where a block starts, counted from 1 (bibtexparser counts from 0). The parser sets
+    it on every block it makes; its type allows None for blocks made by hand."""
+    return (block.start_line or 0) + 1
+
+
 def _failure(block: Block, end: int) -> str:
-    from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock
+    from bibtexparser.model import DuplicateBlockKeyBlock, DuplicateFieldKeyBlock, Entry
 
     if isinstance(block, DuplicateBlockKeyBlock):
         return f"the citation key {block.key!r} is used twice"
-    if isinstance(block, DuplicateFieldKeyBlock):
-        return f"a field appears twice in entry {block.key!r}"
+    if isinstance(block, DuplicateFieldKeyBlock):  # the entry refused: its ignore_error_block
+        entry = block.ignore_error_block
+        where = f" in entry {entry.key!r}" if isinstance(entry, Entry) else ""
+        return f"a field appears twice{where}: {', '.join(sorted(block.duplicate_keys))}"
     if _open_at_end(block, end):
         return "this entry is still open at the end of the file: is it truncated, or a brace open?"
     return "cannot parse this BibTeX entry (unbalanced braces or quotes, or a truncated file?)"
@@ -85,12 +93,12 @@ def _refuse_dangling_entry(blocks: list[Block], path: str) -> None:
     last = blocks[-1] if blocks else None
     if isinstance(last, ImplicitComment) and _DANGLING.fullmatch(last.comment.strip()):
         message = f"the file ends on {last.comment.strip()!r}, without its entry: is it truncated?"
-        raise CorpusFormatError(path, last.start_line + 1, message)
+        raise CorpusFormatError(path, _line(last), message)
 
 
 def _record(entry: Entry, path: str) -> PaperRecord:
     fields = {f.key.lower(): str(f.value) for f in entry.fields}
-    line = entry.start_line + 1
+    line = _line(entry)
     title = clean_space(_decode_latex(fields.get("title", "")))
     if not title:
         raise CorpusFormatError(path, line, f"entry {entry.key!r} has no title")

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from sqlalchemy import Table, func, insert, select
 from sqlalchemy.orm import Session
 
-from bot.corpus.merge import SHOWN
 from bot.corpus.indexed import IndexedPaper
+from bot.corpus.merge import SHOWN
+from store.database import dml_result, table_of
 from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
 
@@ -46,6 +48,22 @@ class Draft:
     # updated_at: set as on a Paper when a later paper merges into the draft; the row
     # written takes the moment it is written, which is later.
     __slots__ = ("sources", "external_ids", "title_key", "updated_at", *SHOWN)
+    title_key: str | None
+    updated_at: datetime | None
+    # SHOWN, typed as a Paper's columns: None until the merge sets them (_show_merged in
+    # bot.corpus.importing), which it does before anything reads them.
+    title: str
+    title_derived: bool
+    authors: list[str]
+    abstract: str
+    url: str | None
+    track: str | None
+    presentation: str | None
+    award: str | None
+    venue: str | None
+    year: int | None
+    tags: list[str]
+    notes: list[str]
 
     def __init__(self) -> None:
         self.sources: list[DraftSource] = []
@@ -59,6 +77,12 @@ class DraftSource:
     """A draft's PaperSource."""
 
     __slots__ = ("collection", "fields", "format", "line", "source", "title_key")
+    collection: str
+    source: str
+    line: int
+    format: str
+    title_key: str
+    fields: dict[str, Any]  # as PaperSource.fields
 
     def __init__(self, collection: str, source: str, **values: Any) -> None:
         self.collection, self.source = collection, source
@@ -133,7 +157,7 @@ def write_drafts(session: Session, drafts: list[Draft], revision: int) -> list[i
     pairs = list(zip(ids, drafts, strict=True))
     _bulk_insert(
         session,
-        PaperSource.__table__,
+        table_of(PaperSource),
         ("paper_id", "collection", "source", "line", "format", "title_key", "fields"),
         [
             (pid, s.collection, s.source, s.line, s.format, s.title_key, s.fields)
@@ -143,7 +167,7 @@ def write_drafts(session: Session, drafts: list[Draft], revision: int) -> list[i
     )
     _bulk_insert(
         session,
-        PaperExternalId.__table__,
+        table_of(PaperExternalId),
         ("paper_id", "scheme", "value"),
         [(pid, x.scheme, x.value) for pid, draft in pairs for x in draft.external_ids],
     )
@@ -164,15 +188,20 @@ def _insert_papers(session: Session, rows: list[list[Any]]) -> list[int]:
     sequence, which no concurrent import can take too. SQLite gives a new row the largest
     id plus one; once this transaction has written a row no one else writes before it
     ends, so the first row goes in alone and the next ids count on from its id."""
-    papers = Paper.__table__
+    papers = table_of(Paper)
     if session.get_bind().dialect.name == "postgresql":
         sequence = func.pg_get_serial_sequence(papers.name, papers.c.id.name)
         numbers = select(func.nextval(sequence)).select_from(func.generate_series(1, len(rows)))
         ids = sorted(session.scalars(numbers))
         rest = 0
     else:
-        inserted = session.execute(insert(papers), dict(zip(_PAPER_COLUMNS, rows[0])))
-        first = inserted.inserted_primary_key[0]  # by RETURNING, or the cursor's lastrowid
+        inserted = dml_result(
+            session.execute(insert(papers), dict(zip(_PAPER_COLUMNS, rows[0], strict=True)))
+        )
+        key = inserted.inserted_primary_key  # by RETURNING, or the cursor's lastrowid
+        if key is None:  # only for an INSERT of no rows
+            raise RuntimeError("the first new paper was given no id")
+        first = key[0]
         ids = list(range(first, first + len(rows)))
         rest = 1
     numbered = [[paper_id, *row] for paper_id, row in zip(ids[rest:], rows[rest:], strict=True)]
@@ -181,7 +210,7 @@ def _insert_papers(session: Session, rows: list[list[Any]]) -> list[int]:
 
 
 def _bulk_insert(
-    session: Session, table: Table, columns: Sequence[str], rows: list[Sequence[Any]]
+    session: Session, table: Table, columns: Sequence[str], rows: Sequence[Sequence[Any]]
 ) -> None:
     """Insert rows (values in `columns` order) as SQLAlchemy's INSERT would store them,
     without its work per row: each value goes through its column type's bind processor
@@ -198,25 +227,31 @@ def _bulk_insert(
         if (processor := type_.bind_processor(dialect)) is not None
     ]
     if processors:
-        rows = [list(row) for row in rows]
+        processed = [list(row) for row in rows]
         for place, processor in processors:
-            first = rows[0][place]
-            if all(row[place] is first for row in rows):  # a timestamp: processed once
+            first = processed[0][place]
+            if all(row[place] is first for row in processed):  # a timestamp: processed once
                 value = processor(first)
-                for row in rows:
+                for row in processed:
                     row[place] = value
                 continue
-            for row in rows:
+            for row in processed:
                 row[place] = processor(row[place])
+        rows = processed
     quote = dialect.identifier_preparer.quote
     into = f"{quote(table.name)} ({', '.join(quote(name) for name in columns)})"
     if dialect.name == "postgresql":
+        import psycopg  # loaded already: the dialect's driver
+
+        driver = connection.connection.driver_connection
+        if not isinstance(driver, psycopg.Connection):  # the only PostgreSQL driver we install
+            raise TypeError(f"COPY needs a psycopg connection, not {driver!r}")
         with (
-            connection.connection.cursor() as cursor,
+            driver.cursor() as cursor,
             cursor.copy(f"COPY {into} FROM STDIN") as copy,
         ):
-            for row in rows:
-                copy.write_row(row)
+            for values in rows:
+                copy.write_row(values)
     else:
         marks = ", ".join("?" * len(columns))
         connection.exec_driver_sql(f"INSERT INTO {into} VALUES ({marks})", list(map(tuple, rows)))

@@ -36,7 +36,7 @@ from bot.corpus.importing import ImportSummary
 from bot.corpus.readers import FORMATS
 from bot.corpus.records import COLLECTION_MAX, CorpusFormatError
 from store import Database
-from store.database import upsert_insert
+from store.database import dml_result, upsert_insert
 from store.models import Feed, utcnow
 
 log = logging.getLogger(__name__)
@@ -195,13 +195,13 @@ class Feeds:
                     set_={k: statement.excluded[k] for k in ("url", "cron", "format", "enabled")},
                 )
             )
-            return session.scalar(select(Feed).where(Feed.collection == collection))
+            return session.scalars(select(Feed).where(Feed.collection == collection)).one()
 
     def remove(self, collection: str) -> bool:
         """Forget the feed (the papers it brought stay); False if there was none."""
         with self.db.session() as session:
             result = session.execute(delete(Feed).where(Feed.collection == collection.strip()))
-            return bool(result.rowcount)
+            return bool(dml_result(result).rowcount)
 
     def list(self) -> list[Feed]:
         with self.db.session() as session:
@@ -216,7 +216,7 @@ class Feeds:
             result = session.execute(
                 update(Feed).where(Feed.collection == collection.strip()).values(enabled=enabled)
             )
-            return bool(result.rowcount)
+            return bool(dml_result(result).rowcount)
 
     def record(self, collection: str, status: str, message: str, at: datetime) -> bool:
         """Remember a run's outcome; False if the feed was removed meanwhile."""
@@ -230,14 +230,15 @@ class Feeds:
                 .where(Feed.collection == collection)
                 .values(last_run_at=at, last_status=status, last_message=message)
             )
-            return bool(result.rowcount)
+            return bool(dml_result(result).rowcount)
 
 
 def next_run(feed: Feed | str, after: datetime | None = None) -> datetime | None:
     """When the feed's cron fires next (UTC) after `after` (default: now)."""
     cron = feed if isinstance(feed, str) else feed.cron
     after = after or utc_now()
-    return cron_trigger(cron).get_next_fire_time(None, after)
+    fires: datetime | None = cron_trigger(cron).get_next_fire_time(None, after)  # (untyped)
+    return fires
 
 
 # --- refreshing ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import IO, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from bot import __version__
@@ -134,7 +134,15 @@ class Page:
 
 
 class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: http.client.HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
         if urlsplit(newurl).scheme.lower() not in ("http", "https"):
             raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl!r} refused", headers, fp)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
@@ -204,7 +212,7 @@ class Fetcher:
     def _request(self, url: str) -> bytes:
         request = urllib.request.Request(url, headers={"User-Agent": self.agent, "Accept": "*/*"})
         with self._opener.open(request, timeout=self.policy.timeout) as response:
-            body = response.read(self.policy.max_bytes + 1)
+            body: bytes = response.read(self.policy.max_bytes + 1)  # urllib types the answer as Any
         if len(body) > self.policy.max_bytes:
             raise FetchError(f"{url}: the answer is larger than {self.policy.max_bytes:,} bytes")
         return body
@@ -290,7 +298,7 @@ def _detail(answer: urllib.error.HTTPError) -> str:
     """The arXiv API explains a bad query in an Atom entry: quote it."""
     try:
         body = answer.read(100_000)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a courtesy: the status line already says what failed
         return ""
     found = _API_ERROR_SUMMARY.search(body)
     if not found:

@@ -226,9 +226,11 @@ def _trimmed(word: str) -> str:
     opened one (DOIs like 10.1016/S0140-6736(20)30183-5, Wikipedia-style links)."""
     word = word.lstrip(_LEADING)
     while word:
-        if word[-1] in _TRAILING or word[-1] == "<":
-            word = word[:-1]
-        elif word[-1] == ")" and word.count(")") > word.count("("):
+        if (
+            word[-1] in _TRAILING
+            or word[-1] == "<"
+            or (word[-1] == ")" and word.count(")") > word.count("("))
+        ):
             word = word[:-1]
         else:
             break

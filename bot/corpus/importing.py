@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
@@ -43,6 +44,7 @@ from bot.corpus.records import (
 )
 from bot.corpus.revisions import CHUNK, bump_revision, current_revision, mark_changed
 from store import Database
+from store.database import table_of
 from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
 # PostgreSQL takes 65,535 parameters: its lookups go in fewer, larger chunks (where it
@@ -374,7 +376,7 @@ def _analyze(db: Database) -> None:
     of its own. Tables that were empty, or much smaller, before a large import are
     otherwise planned as such until autovacuum gets to them (a minute or more):
     the next import's lookups ran as table scans, a hundred times as long."""
-    tables = (Paper.__table__, PaperSource.__table__, PaperExternalId.__table__)
+    tables = (table_of(Paper), table_of(PaperSource), table_of(PaperExternalId))
     quote = db.engine.dialect.identifier_preparer.quote
     with db.session() as session:
         session.execute(text(f"ANALYZE {', '.join(quote(table.name) for table in tables)}"))
@@ -485,12 +487,12 @@ def _load_existing(session: Session, papers: list[_Incoming]) -> _Existing:
     candidates = sorted({pid for pids in by_title.values() for pid in pids})
     schemes: dict[int, set[str]] = {}
     for start in range(0, len(candidates), size):
-        rows = session.execute(
+        held_rows = session.execute(
             select(PaperExternalId.paper_id, PaperExternalId.scheme)
             .where(PaperExternalId.paper_id.in_(candidates[start : start + size]))
             .distinct()
         )
-        for pid, scheme in rows:
+        for pid, scheme in held_rows:
             schemes.setdefault(pid, set()).add(scheme)
     for pid, held in schemes.items():
         existing.titles.set_schemes(pid, held)
@@ -505,7 +507,8 @@ def _load_matched(session: Session, existing: _Existing, papers: list[_Incoming]
     (and one for their sources, one for their ids) rather than one each by
     _Existing.paper: the session's identity map has them at hand. A match that changes
     meanwhile (a paper before it in the import took its id) is read when asked for."""
-    keys = {_match(existing, paper) for paper in papers} - {None, *existing.created}
+    matched = (_match(existing, paper) for paper in papers)
+    keys = {key for key in matched if key is not None and key not in existing.created}
     ids = [key if key > 0 else existing.flushed[-key - 1] for key in keys]
     return list(session.scalars(select(Paper).where(Paper.id.in_(ids)))) if ids else []
 
@@ -525,7 +528,7 @@ def _match(existing: _Existing, paper: _Incoming) -> int | None:
     return None
 
 
-def _remember(existing: _Existing, key: int, paper: Paper) -> None:
+def _remember(existing: _Existing, key: int, paper: Paper | Draft) -> None:
     pairs = [(x.scheme, x.value) for x in paper.external_ids]
     existing.titles.set_schemes(key, (scheme for scheme, _value in pairs))
     for source in paper.sources:
@@ -548,6 +551,7 @@ def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
         _put_source(paper, restored, incoming.keys[place])
     _show_merged(paper)
     if key is None:
+        assert isinstance(paper, Draft)  # made above
         key = existing.new_key(paper)
     released = _hold_ids(session, existing, paper, key)
     if before is not None:
@@ -566,12 +570,13 @@ def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
     return "added" if before is None else "updated"
 
 
-def _already_stored(paper: Paper, incoming: _Incoming) -> bool:
+def _already_stored(paper: Paper | Draft, incoming: _Incoming) -> bool:
     stored = {(s.collection, s.source): s for s in paper.sources}
     for place, restored in incoming.sources.items():
         row = stored.get(place)
-        same = row is not None and (row.line, row.format) == (restored.line, restored.format)
-        if not same or row.fields != source_fields(restored.record):
+        if row is None or (row.line, row.format) != (restored.line, restored.format):
+            return False
+        if row.fields != source_fields(restored.record):
             return False
     return True
 
@@ -588,8 +593,11 @@ def _put_source(paper: Paper | Draft, restored: RestoredSource, key: str) -> Non
     place = (restored.collection, restored.source)
     row = next((s for s in paper.sources if (s.collection, s.source) == place), None)
     if row is None:
-        make = DraftSource if isinstance(paper, Draft) else PaperSource
-        paper.sources.append(make(collection=restored.collection, source=restored.source, **values))
+        if isinstance(paper, Draft):
+            paper.sources.append(DraftSource(restored.collection, restored.source, **values))
+        else:
+            added = PaperSource(collection=restored.collection, source=restored.source, **values)
+            paper.sources.append(added)
         return
     for name, value in values.items():
         if getattr(row, name) != value:
@@ -611,25 +619,37 @@ def _show_merged(paper: Paper | Draft) -> None:
 def _hold_ids(session: Session, existing: _Existing, paper: Paper | Draft, key: int) -> bool:
     """The paper holds every id its sources give, but those another paper holds already;
     True when it let go of one."""
-    given = [pair for s in in_merge_order(paper.sources) for pair in s.fields["external_ids"].items()]
+    sources: Sequence[PaperSource | DraftSource] = paper.sources
+    given = [pair for s in in_merge_order(sources) for pair in s.fields["external_ids"].items()]
     owners = existing.owners(session, given)
     wanted = [pair for pair in dict.fromkeys(given) if owners[pair] in (None, key)]
+    if isinstance(paper, Draft):
+        return _hold_only(existing, paper.external_ids, wanted, DraftId)
+    return _hold_only(existing, paper.external_ids, wanted, PaperExternalId)
+
+
+IdRow = TypeVar("IdRow", DraftId, PaperExternalId)
+
+
+def _hold_only(
+    existing: _Existing, rows: list[IdRow], wanted: list[Pair], make: type[IdRow]
+) -> bool:
+    """A paper's ids (`rows`) made `wanted`; True when it let go of one."""
     released = False
-    for row in list(paper.external_ids):
+    for row in list(rows):
         if (row.scheme, row.value) not in wanted:  # no source gives it any more
-            paper.external_ids.remove(row)
+            rows.remove(row)
             existing.by_external.pop((row.scheme, row.value), None)
             existing.unowned.add((row.scheme, row.value))
             released = True
-    held = {(x.scheme, x.value) for x in paper.external_ids}
-    make = DraftId if isinstance(paper, Draft) else PaperExternalId
+    held = {(x.scheme, x.value) for x in rows}
     for scheme, value in wanted:
         if (scheme, value) not in held:
-            paper.external_ids.append(make(scheme=scheme, value=value))
+            rows.append(make(scheme=scheme, value=value))
     return released
 
 
-def _snapshot(paper: Paper) -> str:
+def _snapshot(paper: Paper | Draft) -> str:
     """Everything an import can change about a paper, as one comparable value."""
     return json.dumps(
         {

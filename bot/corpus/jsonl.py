@@ -102,7 +102,7 @@ def _skip(text: str, position: int, characters: str) -> int:
 
 def _record(obj: dict[str, Any], line: int, taken: set[str]) -> PaperRecord:
     # BEIR's metadata varies by data set, so only the values of the expected kind count.
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    metadata = given if isinstance(given := obj.get("metadata"), dict) else {}
     title = clean_space(_text(obj, "title") or "")
     abstract = clean_space(_text(obj, "abstract") or _text(obj, "text") or "")
     if not title and not abstract:
@@ -137,19 +137,22 @@ def _sources(obj: dict[str, Any]) -> list[RestoredSource]:
 
 
 def _source(entry: dict[str, Any], obj: dict[str, Any]) -> RestoredSource:
-    names = [entry.get(key) for key in _SOURCE_NAMES]
-    for key, value in zip(_SOURCE_NAMES, names):
-        if not isinstance(value, str) or not value.strip():
-            raise _FieldError(f"a source's '{key}' must be a non-empty string")
+    collection, source, fmt = (_source_name(entry, key) for key in _SOURCE_NAMES)
     line = entry.get("line", 1)
     if isinstance(line, bool) or not isinstance(line, int) or not 1 <= line <= LINE_NUMBER_MAX:
         raise _FieldError(f"a source's 'line' must be a whole number from 1 to {LINE_NUMBER_MAX}")
     fields = entry.get("fields", {})
     if not isinstance(fields, dict):
         raise _FieldError("a source's 'fields' must be an object")
-    collection, source, fmt = names
     record = _record({**obj, **fields}, line, set())
     return RestoredSource(collection, source, line, fmt, record)
+
+
+def _source_name(entry: dict[str, Any], key: str) -> str:
+    value = entry.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise _FieldError(f"a source's '{key}' must be a non-empty string")
+    return value
 
 
 def _lenient(metadata: dict[str, Any], key: str, kind: type) -> Any:

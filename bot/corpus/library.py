@@ -130,7 +130,7 @@ class Library:
         for start in range(0, len(ids), CHUNK):
             yield from self._index_rows(Paper.__table__.c.id.in_(ids[start : start + CHUNK]))
 
-    def changes(self, since: int | None) -> tuple[array, array]:
+    def changes(self, since: int | None) -> tuple[array[int], array[int]]:
         """The ids of the papers changed after revision `since` (None: every paper), in
         id order, and the revision that last changed each: what the search index needs
         to tell a paper an import told it (SearchService.ahead) from one changed since.
@@ -138,6 +138,7 @@ class Library:
         table = Paper.__table__
         query = select(table.c.id, table.c.changed_revision)
         ids, changed = array("q"), array("q")
+        rows: Iterable[Sequence[int]]  # (id, changed_revision)
         with self.db.connection() as connection:
             if since is None:  # the table in its own order
                 rows = connection.execute(query.order_by(table.c.id))

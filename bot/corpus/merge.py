@@ -20,12 +20,25 @@ imported again whole corrects its own fields without touching the other sources'
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from bot.corpus.records import PaperRecord
 
 SourceKey = tuple[str, str, int]  # (collection, source file, line)
-Row = TypeVar("Row")  # a source: anything with a collection, a source file and a line
+
+
+class Placed(Protocol):
+    """A source: anything with a collection, a source file and a line."""
+
+    @property
+    def collection(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+
+
+Row = TypeVar("Row", bound=Placed)
 
 EARLIEST_WITH_VALUE = ("url", "track", "presentation", "award", "venue", "year")
 # The paper's columns the merge rule fills (`merged`): what an import writes and compares,
@@ -86,7 +99,7 @@ def _of_several(ordered: list[dict[str, Any]]) -> dict[str, Any]:
         "title_derived": titled["title_derived"],
         # max keeps the first of equals: the earliest source wins a tie
         "abstract": max((f["abstract"] for f in ordered), key=len),
-        "authors": list(max((f["authors"] for f in ordered), key=len)),
+        "authors": [*max((f["authors"] for f in ordered), key=len)],
         "tags": _union(f["tags"] for f in ordered),
         "notes": _union(f["notes"] for f in ordered),
     }

@@ -43,7 +43,7 @@ def parse(text: str, path: str) -> list[PaperRecord]:
         if line.strip():
             raise CorpusFormatError(path, n, "text before the first '## ' paper heading")
     ends = starts[1:] + [len(lines)]
-    return [_block(lines[start:end], start + 1, path) for start, end in zip(starts, ends)]
+    return [_block(lines[start:end], start + 1, path) for start, end in zip(starts, ends, strict=True)]
 
 
 def _block(lines: list[str], line: int, path: str) -> PaperRecord:

@@ -39,7 +39,7 @@ def parse(text: str, path: str) -> list[PaperRecord]:
         if len(line) > _HEADING_MAX:
             raise CorpusFormatError(path, n, "text before the first presentation line")
     ends = starts[1:] + [len(lines)]
-    return [_paper(lines[start:end], path) for start, end in zip(starts, ends)]
+    return [_paper(lines[start:end], path) for start, end in zip(starts, ends, strict=True)]
 
 
 def _paper(block: list[tuple[int, str]], path: str) -> PaperRecord:

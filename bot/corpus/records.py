@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import ColumnElement, String
 
 from bot.corpus.folding import fold
 from store.models import Paper, PaperExternalId, PaperSource
@@ -74,9 +77,13 @@ def clean_space(text: str) -> str:
     abstract. Most are ASCII with single spaces already and come back as they are:
     str.isascii() reads a flag, and the ten scans for other spaces cost a quarter of
     what split and join do."""
-    if text.isascii() and text[:1] != " " and text[-1:] != " ":
-        if not any(space in text for space in _ASCII_SPACE):
-            return text
+    if (
+        text.isascii()
+        and text[:1] != " "
+        and text[-1:] != " "
+        and not any(space in text for space in _ASCII_SPACE)
+    ):
+        return text
     return " ".join(text.split())
 
 
@@ -100,14 +107,23 @@ def title_key(title: str) -> str:
 # against the columns (store/models.py, bot/services/models.py) before either database sees it, so that both accept
 # or refuse a file alike, with FILE:LINE instead of a DataError quoting the corpus text.
 
+
+def _length(column: ColumnElement[Any]) -> int:
+    """A String column's length, in characters."""
+    type_ = column.type
+    if not isinstance(type_, String) or type_.length is None:
+        raise TypeError(f"{column} is not a string column of a given length")
+    return type_.length
+
+
 _COLUMNS = Paper.__table__.c
-LIMITS = {name: _COLUMNS[name].type.length for name in ("track", "presentation", "award", "venue")}
-TITLE_KEY_MAX = _COLUMNS.title_key.type.length
-SCHEME_MAX = PaperExternalId.__table__.c.scheme.type.length
-ID_MAX = PaperExternalId.__table__.c.value.type.length
-COLLECTION_MAX = PaperSource.__table__.c.collection.type.length
-SOURCE_MAX = PaperSource.__table__.c.source.type.length
-FORMAT_MAX = PaperSource.__table__.c.format.type.length
+LIMITS = {name: _length(_COLUMNS[name]) for name in ("track", "presentation", "award", "venue")}
+TITLE_KEY_MAX = _length(_COLUMNS.title_key)
+SCHEME_MAX = _length(PaperExternalId.__table__.c.scheme)
+ID_MAX = _length(PaperExternalId.__table__.c.value)
+COLLECTION_MAX = _length(PaperSource.__table__.c.collection)
+SOURCE_MAX = _length(PaperSource.__table__.c.source)
+FORMAT_MAX = _length(PaperSource.__table__.c.format)
 # Line numbers go into a 32-bit integer column.
 LINE_NUMBER_MAX = 2**31 - 1
 # Years a paper can carry: a typo (20211) or an overflow (3000000000) is refused rather

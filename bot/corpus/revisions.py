@@ -14,7 +14,7 @@ from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from store import Database
-from store.database import upsert_insert
+from store.database import dml_result, table_of, upsert_insert
 from store.models import CorpusState, Paper, new_identity, utcnow
 
 CHUNK = 500  # rows per IN (...) lookup; well under every database's parameter limit
@@ -41,7 +41,10 @@ def corpus_identity(db: Database) -> str:
             .where(CorpusState.id == 1, CorpusState.identity.is_(None))
             .values(identity=new_identity())
         )
-        return session.scalar(select(CorpusState.identity).where(CorpusState.id == 1))
+        made = session.scalar(select(CorpusState.identity).where(CorpusState.id == 1))
+    if made is None:  # the UPDATE above wrote one, or another process did first
+        raise RuntimeError("the corpus identity was not written")
+    return made
 
 
 def stamp(session: Session) -> str:
@@ -74,10 +77,10 @@ def bump_revision(session: Session) -> int:
         .where(CorpusState.id == 1)
         .values(revision=CorpusState.revision + 1, updated_at=utcnow())
     )
-    if session.execute(bump).rowcount == 0:  # no row (the migrations make it): make it
+    if dml_result(session.execute(bump)).rowcount == 0:  # no row (the migrations make it): make it
         ensure_state(session)
         session.execute(bump)
-    return session.scalar(select(CorpusState.revision).where(CorpusState.id == 1))
+    return session.scalars(select(CorpusState.revision).where(CorpusState.id == 1)).one()
 
 
 def ensure_state(session: Session) -> None:
@@ -89,7 +92,7 @@ def ensure_state(session: Session) -> None:
 def mark_changed(session: Session, paper_ids: list[int], revision: int) -> None:
     """Stamp the papers an import added or updated with the revision it moved the corpus
     to: one UPDATE per CHUNK ids, not one per paper."""
-    papers = Paper.__table__  # Core: no session objects to look up and refresh
+    papers = table_of(Paper)  # Core: no session objects to look up and refresh
     for start in range(0, len(paper_ids), CHUNK):
         chunk = paper_ids[start : start + CHUNK]
         session.execute(update(papers).where(papers.c.id.in_(chunk)).values(changed_revision=revision))

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from bot.corpus.library import Library
-from bot.ops.heartbeats import SCHEDULER, Heartbeats
+from bot.ops.heartbeats import SCHEDULER, Beat, Heartbeats
 from bot.search.service import SearchService
 from store import Database
 from store.database import as_utc
@@ -54,7 +54,7 @@ def _index(search: SearchService, corpus_revision: int) -> dict[str, Any]:
     }
 
 
-def _scheduler(beat, now: datetime) -> dict[str, Any]:
+def _scheduler(beat: Beat | None, now: datetime) -> dict[str, Any]:
     if beat is None:
         return {"status": "never ran"}
     at = as_utc(beat.at)  # SQLite drops zones

@@ -14,7 +14,12 @@ target_metadata = Base.metadata
 
 
 def run_migrations_online() -> None:
-    engine = config.attributes.get("engine") or create_engine(config.get_main_option("sqlalchemy.url"))
+    engine = config.attributes.get("engine")
+    if engine is None:  # not handed over: Alembic's own command line, with a URL configured
+        url = config.get_main_option("sqlalchemy.url")
+        if url is None:
+            raise SystemExit("no database to migrate: use `paperclub db upgrade`")
+        engine = create_engine(url)
     with engine.begin() as connection:
         context.configure(
             connection=connection,

@@ -578,6 +578,10 @@ MALFORMED = {
     "bibtex duplicate key": (
         "bibtex", "@misc{a, title={X}}\n@misc{a, title={Y}}\n", 2, "'a' is used twice",
     ),
+    "bibtex duplicate field": (
+        "bibtex", "@misc{a, title={X}}\n\n@misc{b,\n title={Y},\n title={Z}}\n", 3,
+        "a field appears twice in entry 'b': title",
+    ),
     "bibtex unbalanced braces": (
         "bibtex", "@misc{a, title={X}}\n\n@misc{b, title={Y}\n@misc{c, title={Z}}\n", 3,
         "cannot parse this BibTeX entry",

@@ -16,7 +16,7 @@ depends_on = None
 TIMESTAMP = sa.DateTime(timezone=True)
 
 
-def _fk(table: str, ondelete: str = "CASCADE", nullable: bool = False) -> sa.Column:
+def _fk(table: str, ondelete: str = "CASCADE", nullable: bool = False) -> sa.Column[int]:
     return sa.Column(f"{table[:-1]}_id", sa.Integer, sa.ForeignKey(f"{table}.id", ondelete=ondelete), nullable=nullable)
 
 

@@ -16,7 +16,7 @@ depends_on = None
 TIMESTAMP = sa.DateTime(timezone=True)
 
 
-def _channel() -> sa.Column:
+def _channel() -> sa.Column[int]:
     return sa.Column("channel_id", sa.Integer, sa.ForeignKey("channels.id", ondelete="CASCADE"), nullable=False)
 
 

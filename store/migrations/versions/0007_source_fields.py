@@ -14,6 +14,7 @@ Create Date: 2026-11-24
 """
 
 import re
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import sqlalchemy as sa
@@ -152,7 +153,7 @@ def _ids_of(connection: sa.Connection, paper_ids: list[int]) -> dict[int, dict[s
     return ids
 
 
-def _fields(paper: sa.Row, ids: dict[str, str]) -> dict:
+def _fields(paper: sa.Row[Any], ids: dict[str, str]) -> dict[str, Any]:
     """The paper's values in the form bot.corpus.merge.source_fields stores."""
     fields = {name: getattr(paper, name) for name in _PAPER_FIELDS}
     fields["external_ids"] = dict(sorted(ids.items()))

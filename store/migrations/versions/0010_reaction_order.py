@@ -9,6 +9,8 @@ Revises: 0009_changes
 Create Date: 2026-11-26
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -21,7 +23,7 @@ KINDS = ("up", "down", "read")
 
 
 def upgrade() -> None:
-    columns = []
+    columns: list[sa.Column[Any]] = []
     for kind in KINDS:
         columns += [sa.Column(f"{kind}_order", sa.BigInteger),
                     sa.Column(f"{kind}_on", sa.Boolean, nullable=False)]
