@@ -161,12 +161,38 @@ def _fill(word: str, given: Mapping[str, str]) -> str:
     if fields and not any(given[f] for f in fields):
         return ""
 
-    def value(match: re.Match) -> str:
+    def value(match: re.Match[str]) -> str:
         text = given[match.group(1)]
         quoted = word[match.start() - 1 : match.start()] == '"' and word[match.end() : match.end() + 1] == '"'
         return text.replace('"', "") if quoted else text
 
     return _FIELD.sub(value, word)
+
+
+@dataclass(frozen=True)
+class Route:
+    """How the core takes one command line, known before it answers: what an adapter asks
+    (`PaperClub.route`) instead of splitting the line itself, so the line is split once,
+    in one way, for the answer and for every decision taken ahead of it."""
+
+    word: str  # the command word as typed, lowercased; "" for an empty line
+    args: str  # the rest of the line
+    command: Command | None  # None: an empty line (the core lists the commands) or an unknown word
+    # Every answer is for the asking member alone: a platform that must choose before the
+    # answer exists (Discord's defer) asks privately. Help and unknown words are private.
+    private: bool
+    # Acknowledge now, answer after (Slack's 3-second ack): the command's `answered_later`.
+    later: bool
+    # The answer may depend on the member being a manager: look the member's rights up
+    # (Slack's users.info) only then. The command's `manager_rights` for these arguments.
+    needs_rights: bool
+    # Past LINE_CHARS: refused whole, at once and privately, whatever the word names.
+    too_long: bool = False
+
+    @property
+    def name(self) -> str:
+        """The command's name as logs show it: "unknown" for an empty line or another word."""
+        return self.command.name if self.command is not None else "unknown"
 
 
 def split_command(text: str) -> tuple[str, str]:
