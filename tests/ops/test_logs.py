@@ -98,7 +98,7 @@ def test_a_secret_inside_a_traceback_is_replaced_too(captured):
 
 def test_expected_library_warnings_are_dropped_and_others_kept(captured):
     import adapters.discord.app  # noqa: F401 - installs its filter
-    from adapters.slack.app import _bolt_logger
+    from adapters.slack.listeners import _bolt_logger
 
     out = captured("text")
     logging.getLogger("discord.client").warning("PyNaCl is not installed, voice will NOT be supported")
