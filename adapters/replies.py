@@ -38,7 +38,15 @@ LATER_THREADS = 16  # answers after the ack (an `add` waits up to its budget on 
 T = TypeVar("T")
 
 
-class Sender(Protocol):
+class Editor(Protocol):
+    """What redrawing a post needs of a platform."""
+
+    def edit(self, ref: str, reply: Reply) -> None:
+        """`reply` in place of the message at `ref` (a post with its new tally)."""
+        ...
+
+
+class Sender(Editor, Protocol):
     """How one reply becomes a platform's messages: the translation a platform writes.
     Each method raises what its platform raises when the message did not go out."""
 
@@ -55,17 +63,17 @@ class Sender(Protocol):
         """Back to the member who asked: to them alone when `reply.ephemeral`."""
         ...
 
-    def edit(self, ref: str, reply: Reply) -> None:
-        """`reply` in place of the message at `ref` (a post with its new tally)."""
-        ...
-
     def posted(self, reply: Reply, ref: str) -> None:
         """The post is out and its reference kept: what the platform still owes after it
         (Discord: the thread under it, or telling a clicker it went out). A failure here
         does not take the post back."""
 
 
-class AsyncSender(Protocol):
+class AsyncEditor(Protocol):
+    async def edit(self, ref: str, reply: Reply) -> None: ...
+
+
+class AsyncSender(AsyncEditor, Protocol):
     """`Sender` for a platform whose client lives on an event loop."""
 
     async def post(self, reply: Reply) -> str: ...
@@ -73,8 +81,6 @@ class AsyncSender(Protocol):
     async def post_in_thread(self, reply: Reply) -> None: ...
 
     async def answer(self, reply: Reply) -> None: ...
-
-    async def edit(self, ref: str, reply: Reply) -> None: ...
 
     async def posted(self, reply: Reply, ref: str) -> None:
         """As `Sender.posted`."""
@@ -107,7 +113,7 @@ def post(core: PaperClub, reply: Reply, sender: Sender) -> str:
     return ref
 
 
-def redraw(core: PaperClub, post_id: int, sender: Sender) -> None:
+def redraw(core: PaperClub, post_id: int, sender: Editor) -> None:
     """The post's message again, with its current tally. Nothing to do for a post this
     platform has not posted (yet): it has no reference."""
     rendered = core.render_post(post_id)
@@ -140,7 +146,7 @@ async def post_async(core: PaperClub, reply: Reply, sender: AsyncSender) -> str:
     return ref
 
 
-async def redraw_async(core: PaperClub, post_id: int, sender: AsyncSender) -> None:
+async def redraw_async(core: PaperClub, post_id: int, sender: AsyncEditor) -> None:
     """`redraw` on an event loop."""
     rendered = await asyncio.to_thread(core.render_post, post_id)
     if rendered is not None and rendered[0] is not None:
