@@ -100,6 +100,35 @@ def chat_platforms() -> tuple[Platform, ...]:
     return tuple(p for p in PLATFORMS if p.serve is not None)
 
 
+def secret_fields(settings_cls: type[EnvSettings]) -> frozenset[str]:
+    """The variables a settings class keeps as SecretStr: declaring a field so is all it
+    takes for `config check` to mask it and the logs to redact its value."""
+    from typing import get_args
+
+    from pydantic import SecretStr
+
+    return frozenset(
+        field.validation_alias
+        for field in settings_cls.model_fields.values()
+        if isinstance(field.validation_alias, str) and SecretStr in (field.annotation, *get_args(field.annotation))
+    )
+
+
+def secret_variables() -> frozenset[str]:
+    """Every secret variable: the core's (bot.ops.settings.SECRET_VARIABLES) and each
+    chat platform's, from its settings class, so a new platform's token is masked and
+    redacted without being listed anywhere else."""
+    from bot.ops.settings import SECRET_VARIABLES
+
+    return SECRET_VARIABLES.union(*(secret_fields(p.settings()) for p in chat_platforms() if p.settings))
+
+
+def variables() -> list[str]:
+    """Every chat platform's environment variables, in the registry's order (PORT, which
+    several may read, once): what `config check` shows and docs/configuration.md documents."""
+    return list(dict.fromkeys(v for p in chat_platforms() if p.settings for v in p.settings().variables()))
+
+
 def titles(names: Sequence[str]) -> list[str]:
     """The titles of the platforms named, in the order given."""
     by_name: Mapping[str, Platform] = {p.name: p for p in PLATFORMS}

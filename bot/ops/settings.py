@@ -55,12 +55,7 @@ DATABASE_EXAMPLES = "postgresql://USER:PASSWORD@HOST:5432/NAME or sqlite:///pape
 # password hidden (mask_url).
 SECRET_VARIABLES = frozenset(
     {
-        "SLACK_BOT_TOKEN",
-        "SLACK_SIGNING_SECRET",
-        "SLACK_APP_TOKEN",
-        "SLACK_CLIENT_ID",
-        "SLACK_CLIENT_SECRET",
-        "DISCORD_TOKEN",
+        # A platform's secrets are its settings' SecretStr fields (adapters.platforms.secret_variables).
         "PAPERCLUB_ZOTERO_API_KEY",
         "PAPERCLUB_SECRET_KEY",
     }
