@@ -4,6 +4,23 @@ command line loop over PLATFORMS, so a new platform is an adapter folder plus on
 An entry says where its parts are and loads them only when they are used: the command line
 builds its parser from this list on every run (`paperclub --version` included), and
 importing slack_bolt or discord.py there would make every command slower.
+
+The contract, from the platform's side:
+
+- its settings: an EnvSettings subclass (bot/ops/settings.py) with `describe()`,
+  `mentioned(env)` and `UNSET`; its secrets are SecretStr fields, which is all it takes
+  for `config check` to mask them and the logs to redact them (`secret_variables`), and
+  its variables must be documented in docs/configuration.md (tests/test_docs.py reads
+  them from here);
+- `serve(services, settings, host) -> Served`: its app in `paperclub serve`, given the
+  serving process as a `Host`;
+- in its app, each request becomes an `Incoming` for `services.core`, routed first by
+  `core.route(text)` (answer privately? later? look up the member's rights?), and the
+  core's `Reply` goes out through adapters/replies.py with a `Sender` it writes: that
+  module keeps a post's reference, takes back a post that failed, redraws a voted post
+  and runs answers after the ack;
+- optionally `deliver(services, settings) -> Deliver` (the scheduler posts from a process
+  that does not serve it) and `commands` (`paperclub NAME ACTION`).
 """
 
 from __future__ import annotations
@@ -24,7 +41,9 @@ if TYPE_CHECKING:
 
 
 class Host(Protocol):
-    """What `paperclub serve` gives a platform's app (adapters.runtime.Process)."""
+    """What `paperclub serve` gives a platform's app (adapters.runtime.Process): where to
+    listen, the process's own routes to answer beside its own when it answers on $PORT
+    (`Platform.answers_port`), and the way to stop everything when it cannot go on."""
 
     stop: threading.Event  # set when the process shuts down
     address: str  # what an app answering on $PORT listens on (PAPERCLUB_HOST, serve --host)
@@ -37,11 +56,14 @@ class Host(Protocol):
 
 
 class Served(Protocol):
-    """A platform's app running in `paperclub serve`."""
+    """A platform's app running in `paperclub serve`: built by `Platform.serve`, started
+    once the process is ready, stopped in two steps when it shuts down (SIGTERM)."""
 
-    delivery: Deliver  # how the scheduler posts through it
+    delivery: Deliver  # how the scheduler posts through it: the message's reference, or DeliveryRefused
 
-    def start(self) -> None: ...
+    def start(self) -> None:
+        """Start taking requests (in threads of its own: `start` returns). A setting
+        that cannot work (a port taken, a token refused) is a ConfigError naming it."""
 
     def stop_accepting(self) -> None:
         """The first step of a shutdown: take no new requests."""
