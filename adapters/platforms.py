@@ -90,6 +90,9 @@ class Platform:
     answers_port: bool = False  # its app answers on $PORT, /healthz and the pages beside its own
     commands: Callable[[argparse._SubParsersAction], None] | None = None  # `paperclub NAME ACTION`
     help: str = ""  # `paperclub NAME` in `paperclub --help`
+    # The top-level modules of its library (slack_bolt, discord): only its adapter imports
+    # them, and only when used (tests/test_layout.py and tests/cli/test_startup.py check).
+    libraries: tuple[str, ...] = ()
 
     def __post_init__(self):
         if self.serve is not None and self.settings is None:
@@ -111,9 +114,10 @@ PLATFORMS: tuple[Platform, ...] = (
     Platform("slack", "Slack", slack_platform.settings,
              needs="set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET to run it", serve=slack_platform.serve,
              deliver=slack_platform.deliver, answers_port=True, commands=slack_platform.add_commands,
-             help="Slack app helpers"),
+             help="Slack app helpers", libraries=("slack_bolt", "slack_sdk")),
     Platform("discord", "Discord", discord_platform.settings, needs="set DISCORD_TOKEN to run it",
-             serve=discord_platform.serve, commands=discord_platform.add_commands, help="Discord app helpers"),
+             serve=discord_platform.serve, commands=discord_platform.add_commands, help="Discord app helpers",
+             libraries=("discord",)),
 )
 
 

@@ -12,14 +12,16 @@ import pytest
 
 from adapters.cli.lazy import Lazy
 from adapters.cli.main import build_parser
+from adapters.platforms import PLATFORMS
 from tests.cli.test_help import commands
 from tests.conftest import REPO
 
 # What a parse must not load: the database layer, the search engine's numerics, the
 # settings models, the platforms' libraries, the pages' templates, the bot's wiring.
 HEAVY = ("sqlalchemy", "alembic", "numpy", "numba", "scipy", "pydantic", "emoji", "rapidfuzz", "jinja2",
-         "icalendar", "slack_bolt", "slack_sdk", "discord", "waitress", "apscheduler", "bibtexparser", "rich",
-         "bot.app", "bot.core", "bot.search.engine", "store")
+         "icalendar", "waitress", "apscheduler", "bibtexparser", "rich",
+         "bot.app", "bot.core", "bot.search.engine", "store",
+         *(library for platform in PLATFORMS for library in platform.libraries))
 
 PROBE = """
 import json, sys
