@@ -11,7 +11,6 @@ import sys
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from adapters.cli import search as search_cli
