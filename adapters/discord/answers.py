@@ -39,7 +39,6 @@ from bot.messages import ChannelRef, Incoming, Reply, UserRef
 log = logging.getLogger(__name__)
 
 NOT_IN_A_SERVER = Reply(text="paperclub works in server channels, not in direct messages.", ephemeral=True, ok=False)
-LATER_THREADS = 16  # answers of the commands the core routes as later (adds waiting on pages)
 FAILED = "Something went wrong on our side, so this did not go through (it is logged). Please try again in a minute."
 
 
@@ -47,7 +46,7 @@ class Answers:
     def __init__(self, core: PaperClub, messenger: Messenger, later: Executor | None = None):
         self.core = core
         self.messenger = messenger
-        self.later = Later(later, LATER_THREADS, "discord-later")
+        self.later = Later(later, name="discord-later")
 
     async def command(self, interaction: discord.Interaction, text: str) -> None:
         """A /paper subcommand, as the command text it stands for. The core's route says

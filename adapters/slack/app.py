@@ -15,9 +15,10 @@ redrawn, answers after the ack) is adapters/replies.py.
 
 from __future__ import annotations
 
+from adapters.replies import LATER_THREADS
 from adapters.slack.config import manifest
 from adapters.slack.delivery import BotClients, SlackDelivery, bot_clients, web_client
-from adapters.slack.listeners import LATER_THREADS, UNINSTALLED_NOTICE, SlackListeners, build_app
+from adapters.slack.listeners import UNINSTALLED_NOTICE, SlackListeners, build_app
 from adapters.slack.managers import Managers
 from adapters.slack.payloads import command_text, event_order, message_text
 from adapters.slack.server import LISTENER_THREADS, SlackServer

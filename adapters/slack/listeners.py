@@ -53,7 +53,6 @@ log = logging.getLogger(__name__)
 
 # The message shortcut "Add to paperclub" (manifest.json features.shortcuts).
 ADD_SHORTCUT = "add_to_paperclub"
-LATER_THREADS = 16  # commands answered after their ack (`add` waits up to its budget on pages)
 # Shown once in the reply to a channel's next command, should the app come back.
 UNINSTALLED_NOTICE = (
     "The paper of the day stopped here because paperclub was removed from this workspace "
@@ -81,7 +80,7 @@ class SlackListeners:
         # A burst of reactions on a post is one chat.update (adapters/debounce.py).
         self.redraws = redraws or Debouncer()
         # Where answers after the ack run: never bolt's listener threads, which ack.
-        self.later = Later(later, LATER_THREADS, "slack-later")
+        self.later = Later(later, name="slack-later")
 
     def register(self, app: App) -> None:
         app.command("/paper", matchers=[self.answered_later])(self.hand_off_command)

@@ -18,10 +18,11 @@ from slack_sdk.errors import SlackApiError
 from waitress import wasyncore
 
 from adapters.debounce import Debouncer
+from adapters.replies import LATER_THREADS
 from adapters.slack.config import EVENTS_PATH, SlackSettings
 from adapters.slack.delivery import SlackDelivery, error
 from adapters.slack.edge import CheckedSocketModeHandler, SignedOnly, WholeForms
-from adapters.slack.listeners import LATER_THREADS, build_app
+from adapters.slack.listeners import build_app
 from bot.app import ConfigError, Services
 from bot.ops.defaults import DEFAULT_HOST
 
