@@ -18,17 +18,7 @@ from sqlalchemy.exc import InterfaceError, OperationalError
 
 from bot.channels.channels import Channels
 from bot.feature import Features, TickReport
-from bot.grammar import (
-    LINE_CHARS,
-    Command,
-    NotAllowed,
-    Param,
-    Route,
-    UsageError,
-    clean_line,
-    split_command,
-    usage_reply,
-)
+from bot.grammar import Command, NotAllowed, Param, Route, UsageError, route_line, usage_reply
 from bot.messages import Deliver, Incoming, Reaction, Reply
 from bot.ops.logs import event
 from bot.search.query import QueryError
@@ -92,27 +82,15 @@ class PaperClub:
         """How a line will be taken: its command, its arguments, and what an adapter must
         decide before the answer exists (answer privately? acknowledge now and answer
         later? look up the member's rights?). `handle` routes the line the same way."""
-        line = clean_line(text)
-        word, args = split_command(line)
-        command = self.commands.get(word) if word else None
-        if len(line) > LINE_CHARS:
-            return Route(word, args, command, private=True, later=False, needs_rights=False, too_long=True)
-        return Route(word, args, command,
-                     private=command is None or command.private,
-                     later=command is not None and command.answered_later,
-                     needs_rights=command is not None and command.manager_rights(args))
+        return route_line(self.commands, text)
 
     def handle(self, incoming: Incoming) -> Reply:
         """Answer one command; logs one line with the channel, command, outcome and time
         (never the arguments: they are what a member typed)."""
         started = time.perf_counter()
         route = self.route(incoming.text)
-        if route.too_long:
-            chars = len(clean_line(incoming.text))
-            reply = Reply(text=f"That line is {chars:,} characters long; a command is at most "
-                          f"{LINE_CHARS:,}.", ephemeral=True, ok=False)
-        else:
-            reply = self._guarded(lambda: self._with_notice(incoming, self._answer(incoming, route)), route.name)
+        reply = route.refusal() or self._guarded(
+            lambda: self._with_notice(incoming, self._answer(incoming, route)), route.name)
         self._logged(incoming, route.name, reply, started)
         return reply
 

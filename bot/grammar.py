@@ -186,13 +186,36 @@ class Route:
     # The answer may depend on the member being a manager: look the member's rights up
     # (Slack's users.info) only then. The command's `manager_rights` for these arguments.
     needs_rights: bool
-    # Past LINE_CHARS: refused whole, at once and privately, whatever the word names.
-    too_long: bool = False
+    chars: int = 0  # the line's length: past LINE_CHARS it is refused whole, whatever it names
+
+    @property
+    def too_long(self) -> bool:
+        return self.chars > LINE_CHARS
+
+    def refusal(self) -> Reply | None:
+        """The answer to a line the core refuses whole, before any command sees it."""
+        if not self.too_long:
+            return None
+        return Reply(text=f"That line is {self.chars:,} characters long; a command is at most {LINE_CHARS:,}.",
+                     ephemeral=True, ok=False)
 
     @property
     def name(self) -> str:
         """The command's name as logs show it: "unknown" for an empty line or another word."""
         return self.command.name if self.command is not None else "unknown"
+
+
+def route_line(commands: Mapping[str, Command], text: str) -> Route:
+    """The route of `text` through `commands` (PaperClub.route, which every adapter asks).
+    A line too long is refused at once and privately, so it asks for nothing."""
+    line = clean_line(text)
+    word, args = split_command(line)
+    command = commands.get(word) if word else None
+    if len(line) > LINE_CHARS:
+        return Route(word, args, command, private=True, later=False, needs_rights=False, chars=len(line))
+    return Route(word, args, command, private=command is None or command.private,
+                 later=command is not None and command.answered_later,
+                 needs_rights=command is not None and command.manager_rights(args), chars=len(line))
 
 
 def split_command(text: str) -> tuple[str, str]:
