@@ -17,15 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple, get_args
-
-from pydantic import SecretStr
+from typing import Any, NamedTuple
 
 from adapters import platforms
 from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE
 from bot.ops.settings import (
     DATABASE,
-    SECRET_VARIABLES,
     ConfigError,
     CoreSettings,
     EnvSettings,
@@ -63,8 +60,8 @@ def unset_meanings() -> dict[str, str]:
 
 
 def secret_names() -> frozenset[str]:
-    """Every variable the settings models keep secret (SecretStr fields), and SECRET_VARIABLES."""
-    return frozenset().union(*(_secret_variables(settings_cls) for settings_cls in settings_models()))
+    """Every variable a settings model keeps secret (SecretStr fields)."""
+    return platforms.secret_variables()
 WIDTH = 30  # the variable-name column
 
 
@@ -123,6 +120,7 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
                 lines.append(_row("→ connection", env, shown=database_status(core.database_url, env, problems)))
 
     chat = platforms.chat_platforms()
+    secrets = platforms.secret_variables()
     ready: list[str] = []
     for platform in chat:
         settings_cls = platform.settings()
@@ -134,7 +132,6 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
         else:
             status = f"not configured ({platform.needs})"
         lines += ["", f"{platform.title}: {status}"]
-        secrets = _secret_variables(settings_cls)
         lines += [_row(variable, env, defaults=settings_cls.UNSET, secrets=secrets)
                   for variable in settings_cls.variables()]
 
@@ -158,17 +155,6 @@ def _none_configured(titles: list[str]) -> str:
     if len(titles) == 1:
         return f"{titles[0]} is not configured"
     return f"Neither {' nor '.join(titles)} is configured" if titles else "No chat platform is configured"
-
-
-def _secret_variables(settings_cls) -> frozenset[str]:
-    """SECRET_VARIABLES and the variables `settings_cls` keeps as SecretStr: a new
-    platform's token is masked without being added to a list elsewhere."""
-    secret = {
-        field.validation_alias
-        for field in settings_cls.model_fields.values()
-        if isinstance(field.validation_alias, str) and SecretStr in (field.annotation, *get_args(field.annotation))
-    }
-    return SECRET_VARIABLES | secret
 
 
 def _row(name: str, env: Mapping[str, str], shown: str | None = None,

@@ -12,12 +12,13 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import cast
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from bot.channels.channels import Channels
 from bot.feature import Features, TickReport
-from bot.grammar import LINE_CHARS, Command, NotAllowed, Param, UsageError, clean_line, split_command, usage_reply
+from bot.grammar import Command, NotAllowed, Param, Route, UsageError, route_line, usage_reply
 from bot.messages import Deliver, Incoming, Reaction, Reply
 from bot.ops.logs import event
 from bot.search.query import QueryError
@@ -77,26 +78,28 @@ class PaperClub:
                 report.counts[feature.name] = counts
         return report
 
+    def route(self, text: str) -> Route:
+        """How a line will be taken: its command, its arguments, and what an adapter must
+        decide before the answer exists (answer privately? acknowledge now and answer
+        later? look up the member's rights?). `handle` routes the line the same way."""
+        return route_line(self.commands, text)
+
     def handle(self, incoming: Incoming) -> Reply:
         """Answer one command; logs one line with the channel, command, outcome and time
         (never the arguments: they are what a member typed)."""
         started = time.perf_counter()
-        text = clean_line(incoming.text)
-        name, args = split_command(text)
-        if len(text) > LINE_CHARS:
-            reply = Reply(text=f"That line is {len(text):,} characters long; a command is at most "
-                          f"{LINE_CHARS:,}.", ephemeral=True, ok=False)
-        else:
-            reply = self._guarded(lambda: self._with_notice(incoming, self._answer(incoming, name, args)),
-                                  name if name in self.commands else "unknown")
-        self._logged(incoming, name if name in self.commands else "unknown", reply, started)
+        route = self.route(incoming.text)
+        reply = route.refusal() or self._guarded(
+            lambda: self._with_notice(incoming, self._answer(incoming, route)), route.name)
+        self._logged(incoming, route.name, reply, started)
         return reply
 
     def click(self, incoming: Incoming) -> Reply:
         """A button click, whose text is the value of the action it carries. Only the
         actions a feature drew run; anything else (a crafted payload naming, say,
         `schedule off`) is refused with one log line and changes nothing."""
-        line = self.features.first(lambda feature: feature.button(incoming.text))
+        # Features.first answers with whatever the hook gave: each cast names the hook's type.
+        line = cast("str | None", self.features.first(lambda feature: feature.button(incoming.text)))
         if line is None:
             log.warning("refused a click from %s in %s: not a rendered action",
                         incoming.user.user_id, incoming.channel.key())
@@ -107,7 +110,7 @@ class PaperClub:
         """"Add to paperclub" on a message: `incoming.text` is the whole message, handed
         to the feature that takes messages. Never raises."""
         started = time.perf_counter()
-        reply = self._guarded(lambda: self.features.first(lambda feature: feature.from_message(incoming))
+        reply = self._guarded(lambda: cast("Reply | None", self.features.first(lambda f: f.from_message(incoming)))
                               or Reply(text="Nothing here takes whole messages.", ephemeral=True, ok=False),
                               "add-message")
         self._logged(incoming, "add-message", reply, started)
@@ -116,7 +119,7 @@ class PaperClub:
     def react(self, reaction: Reaction) -> int | None:
         """A reaction put on or taken off a message: the post whose tally changed (the
         adapter redraws it), else None. Logs one line when it counts."""
-        post_id = self.features.first(lambda feature: feature.react(reaction))
+        post_id = cast("int | None", self.features.first(lambda feature: feature.react(reaction)))
         if post_id is not None:
             event(log, "reaction", channel=reaction.channel.key(), user=reaction.user.user_id,
                   post=post_id, added=reaction.added)
@@ -125,7 +128,7 @@ class PaperClub:
     def render_post(self, post_id: int) -> tuple[str | None, Reply] | None:
         """(message reference, the post with its current tally): what an adapter puts in
         place of the original message after a vote (chat.update, Message.edit)."""
-        return self.features.first(lambda feature: feature.redraw(post_id))
+        return cast("tuple[str | None, Reply] | None", self.features.first(lambda feature: feature.redraw(post_id)))
 
     def remember_message(self, reply: Reply, message_ref: str) -> None:
         """An adapter posted `reply` itself (a `next` or `poll` answered in the channel):
@@ -167,14 +170,14 @@ class PaperClub:
             reply.text = f"{notice}\n\n{reply.text}" if reply.text else notice
         return reply
 
-    def _answer(self, incoming: Incoming, name: str, args: str) -> Reply:
-        if not name:
+    def _answer(self, incoming: Incoming, route: Route) -> Reply:
+        if not route.word:
             return self._help(incoming, "")
-        command = self.commands.get(name)
+        command = route.command
         if command is None:
-            return Reply(text=f"Unknown command `{name}`.\n{self._command_list()}", ephemeral=True, ok=False)
+            return Reply(text=f"Unknown command `{route.word}`.\n{self._command_list()}", ephemeral=True, ok=False)
         try:
-            return command.handler(incoming, args)
+            return command.handler(incoming, route.args)
         except (UsageError, QueryError) as problem:
             return usage_reply(command, str(problem))
         except NotAllowed as refusal:

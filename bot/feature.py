@@ -44,7 +44,7 @@ S = TypeVar("S", bound="EnvSettings")
 
 
 @dataclass(frozen=True)
-class Route:
+class PageRoute:
     """A path prefix a feature answers on `paperclub serve`'s port (`Feature.page`), as
     `paperclub serve --help` lists it."""
 
@@ -60,7 +60,7 @@ class Plugin:
 
     name: str
     load: Callable[[], type[Feature]]
-    routes: tuple[Route, ...] = ()
+    routes: tuple[PageRoute, ...] = ()
     # Adds `paperclub` subcommands; their functions import what they run only when they
     # run (`paperclub --help` stays fast), each taking the parsed arguments, returning
     # the exit status.
@@ -274,5 +274,5 @@ def loaded(plugins: Iterable[Plugin]) -> list[type[Feature]]:
     return classes
 
 
-__all__ = ["NOT_FOUND", "DigestSection", "Feature", "Features", "Kit", "Page", "Plugin", "Route", "TickReport",
+__all__ = ["NOT_FOUND", "DigestSection", "Feature", "Features", "Kit", "Page", "Plugin", "PageRoute", "TickReport",
            "loaded"]

@@ -161,12 +161,61 @@ def _fill(word: str, given: Mapping[str, str]) -> str:
     if fields and not any(given[f] for f in fields):
         return ""
 
-    def value(match: re.Match) -> str:
+    def value(match: re.Match[str]) -> str:
         text = given[match.group(1)]
         quoted = word[match.start() - 1 : match.start()] == '"' and word[match.end() : match.end() + 1] == '"'
         return text.replace('"', "") if quoted else text
 
     return _FIELD.sub(value, word)
+
+
+@dataclass(frozen=True)
+class Route:
+    """How the core takes one command line, known before it answers: what an adapter asks
+    (`PaperClub.route`) instead of splitting the line itself, so the line is split once,
+    in one way, for the answer and for every decision taken ahead of it."""
+
+    word: str  # the command word as typed, lowercased; "" for an empty line
+    args: str  # the rest of the line
+    command: Command | None  # None: an empty line (the core lists the commands) or an unknown word
+    # Every answer is for the asking member alone: a platform that must choose before the
+    # answer exists (Discord's defer) asks privately. Help and unknown words are private.
+    private: bool
+    # Acknowledge now, answer after (Slack's 3-second ack): the command's `answered_later`.
+    later: bool
+    # The answer may depend on the member being a manager: look the member's rights up
+    # (Slack's users.info) only then. The command's `manager_rights` for these arguments.
+    needs_rights: bool
+    chars: int = 0  # the line's length: past LINE_CHARS it is refused whole, whatever it names
+
+    @property
+    def too_long(self) -> bool:
+        return self.chars > LINE_CHARS
+
+    def refusal(self) -> Reply | None:
+        """The answer to a line the core refuses whole, before any command sees it."""
+        if not self.too_long:
+            return None
+        return Reply(text=f"That line is {self.chars:,} characters long; a command is at most {LINE_CHARS:,}.",
+                     ephemeral=True, ok=False)
+
+    @property
+    def name(self) -> str:
+        """The command's name as logs show it: "unknown" for an empty line or another word."""
+        return self.command.name if self.command is not None else "unknown"
+
+
+def route_line(commands: Mapping[str, Command], text: str) -> Route:
+    """The route of `text` through `commands` (PaperClub.route, which every adapter asks).
+    A line too long is refused at once and privately, so it asks for nothing."""
+    line = clean_line(text)
+    word, args = split_command(line)
+    command = commands.get(word) if word else None
+    if len(line) > LINE_CHARS:
+        return Route(word, args, command, private=True, later=False, needs_rights=False, chars=len(line))
+    return Route(word, args, command, private=command is None or command.private,
+                 later=command is not None and command.answered_later,
+                 needs_rights=command is not None and command.manager_rights(args), chars=len(line))
 
 
 def split_command(text: str) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from typing import Any
 
 
@@ -93,6 +94,19 @@ class Section:
     lines: list[str] = field(default_factory=list)
 
 
+class Kind(Enum):
+    """How a reply goes out; the same on every platform (adapters/replies.py sends it)."""
+
+    # Back to the member who asked: privately when `ephemeral`, else for the channel to see.
+    ANSWER = "answer"
+    # A channel message of its own with buttons to vote on (a paper of the day, a `next`, a
+    # poll): the adapter posts it, the core keeps its reference (votes redraw it, results
+    # go to its thread), or takes it back when it could not go out.
+    POST = "post"
+    # Into the thread of the message `reply_to` names (a poll's result).
+    THREAD_REPLY = "thread reply"
+
+
 @dataclass
 class Reply:
     text: str = ""
@@ -112,7 +126,27 @@ class Reply:
     poll_id: int | None = None  # set on a poll (votes refer to it)
     ok: bool = True  # False for errors and usage replies
 
+    @property
+    def kind(self) -> Kind:
+        """Derived here and only here, from what the features set: a private reply is
+        always an answer; votes make a post (`post_id` or `poll_id` with actions); a
+        public reply to a message goes into its thread."""
+        if self.ephemeral:
+            return Kind.ANSWER
+        if self.actions and (self.post_id is not None or self.poll_id is not None):
+            return Kind.POST
+        if self.reply_to:
+            return Kind.THREAD_REPLY
+        return Kind.ANSWER
+
+    @property
+    def redraws(self) -> int | None:
+        """The post whose tally this reply changed (the answer to a vote), which the adapter
+        redraws after sending it (core.render_post); None for anything else."""
+        return self.post_id if self.post_id is not None and self.kind is not Kind.POST else None
+
     def to_dict(self) -> dict[str, Any]:
+        # The console's --json output: the fields only (a kind follows from them).
         return asdict(self)
 
 

@@ -18,7 +18,14 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from adapters import platforms
+
 OWN_PREFIXES = ("SLACK_", "DISCORD_", "PAPERCLUB_", "DATABASE_URL", "PORT")
+
+
+def ours(name: str) -> bool:
+    """A variable paperclub reads: one of its families, or a platform's (the registry's)."""
+    return name.startswith(OWN_PREFIXES) or name in platforms.variables()
 
 
 def paperclub(
@@ -67,7 +74,7 @@ class ServeProcess:
     def __init__(self, args: list[str], env: dict[str, str], log_path: Path):
         self.args = args
         self.env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(OWN_PREFIXES)},
+            **{k: v for k, v in os.environ.items() if not ours(k)},
             "PAPERCLUB_LOG_LEVEL": "INFO",
             **env,
         }

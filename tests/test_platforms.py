@@ -14,9 +14,12 @@ from pydantic import Field, SecretStr
 from adapters import platforms, runtime
 from adapters.cli.main import build_parser, main
 from adapters.config_check import check, startup_settings
-from adapters.platforms import Platform
+from adapters.platforms import Platform, secret_variables
 from bot.app import build_services
+from bot.ops.logs import secrets_in
 from bot.ops.settings import ConfigError, EnvSettings, environment, is_set
+from tests.conftest import REPO
+from tests.test_docs import code_sources, undocumented
 
 TOKEN = "toy-secret-4242"
 
@@ -82,7 +85,8 @@ def test_config_check_reports_a_new_platform_and_masks_its_token(toy):
     text, code = check({})
     assert "Toy: not configured (set TOY_TOKEN to run it)" in text
     assert "TOY_ROOM                      (not set: the lobby)" in text
-    assert "Neither Slack nor Discord nor Toy is configured" in text and code == 0
+    titles = [p.title for p in platforms.chat_platforms()]  # the registry's, the toy last
+    assert titles[-1] == "Toy" and f"Neither {' nor '.join(titles)} is configured" in text and code == 0
 
 
 def test_config_check_and_startup_name_what_a_half_configured_platform_lacks(toy):
@@ -94,11 +98,22 @@ def test_config_check_and_startup_name_what_a_half_configured_platform_lacks(toy
     assert startup_settings({"TOY_TOKEN": TOKEN}, []).platforms["toy"].toy_token.get_secret_value() == TOKEN
 
 
+def test_a_new_platforms_secret_is_redacted_from_the_logs_and_its_variables_must_be_documented(toy):
+    """Its settings say which variables are secret (SecretStr) and which it reads: the log
+    scrubbing and the docs test (tests/test_docs.py) learn both from the registry."""
+    assert "TOY_TOKEN" in secret_variables() and "TOY_ROOM" not in secret_variables()
+    assert secrets_in({"TOY_TOKEN": TOKEN, "TOY_ROOM": "attic"}, secret_variables()) == [TOKEN]
+    assert {"SLACK_BOT_TOKEN", "SLACK_CLIENT_SECRET", "DISCORD_TOKEN"} <= secret_variables()  # theirs too
+    documented = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert undocumented(code_sources(), documented) == ["TOY_ROOM", "TOY_TOKEN"]
+
+
 def test_serve_offers_a_new_platform_and_it_gets_its_commands(toy, capsys):
     assert build_parser().parse_args(["serve", "toy", "slack"]).platforms == ["toy", "slack"]
     with pytest.raises(SystemExit):
         build_parser().parse_args(["serve", "bogus"])
-    assert "'bogus' is not a platform: slack, discord or toy" in capsys.readouterr().err
+    names = [p.name for p in platforms.chat_platforms()]
+    assert f"'bogus' is not a platform: {', '.join(names[:-1])} or toy" in capsys.readouterr().err
     assert main(["toy", "wave"]) == 0
 
 

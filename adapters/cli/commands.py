@@ -11,7 +11,6 @@ import sys
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from adapters.cli import search as search_cli
@@ -190,6 +189,7 @@ def cmd_tick(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the chat adapters named (none: every one configured) and the scheduler."""
     from adapters.config_check import startup_settings
+    from adapters.platforms import secret_variables
     from adapters.runtime import serve
     from bot.ops.logs import configure
 
@@ -199,7 +199,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     # Every unusable setting, one line each, before anything is opened or logged.
     core = startup_settings(os.environ, platforms).core
-    configure(core.log_level, core.log_format)
+    configure(core.log_level, core.log_format, secrets=secret_variables())
     services = open_services(args.database_url)
     return serve(services, platforms, scheduler=not args.no_scheduler, apps=not args.scheduler_only,
                  host=args.host)

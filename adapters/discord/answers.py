@@ -14,54 +14,47 @@ reply turns out private after all (a usage error, a refusal) the public placehol
 deleted and the member alone gets the answer. Whatever fails after the deferral, the
 member gets an answer saying so, never a "thinking…" left until the token expires.
 
-The commands the grammar answers later (an `add` waits on pages for up to its budget)
+The commands the core routes as later (an `add` waits on pages for up to its budget)
 run on a pool of their own (`later`): on asyncio's default executor, which every other
 command shares (a handful of threads), a few slow adds would hold everyone's answers.
+The reply goes out by its kind through adapters/replies.py (`InteractionReplies`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
-from concurrent.futures import Executor, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import replace
 
 import discord
 
 from adapters.discord.embeds import Outgoing, outgoing
 from adapters.discord.messages import Messenger, is_thread, message_ref
+from adapters.replies import AsyncSender, Later, send_async
 from bot.core import PaperClub
-from bot.grammar import Command, split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
 
 log = logging.getLogger(__name__)
 
 NOT_IN_A_SERVER = Reply(text="paperclub works in server channels, not in direct messages.", ephemeral=True, ok=False)
-LATER_THREADS = 16  # answers of the commands the grammar answers later (adds waiting on pages)
 FAILED = "Something went wrong on our side, so this did not go through (it is logged). Please try again in a minute."
-
-
-def answers_privately(commands: Mapping[str, Command], text: str) -> bool:
-    """Whether every reply to this line is for the asking member alone (the grammar's
-    `private`): such a line is deferred privately from the start."""
-    name, _args = split_command(text)
-    return not name or (name in commands and commands[name].private)
 
 
 class Answers:
     def __init__(self, core: PaperClub, messenger: Messenger, later: Executor | None = None):
         self.core = core
         self.messenger = messenger
-        self.later = later or ThreadPoolExecutor(LATER_THREADS, "discord-later")
+        self.later = Later(later, name="discord-later")
 
     async def command(self, interaction: discord.Interaction, text: str) -> None:
-        """A /paper subcommand, as the command text it stands for."""
-        private = interaction.guild_id is None or answers_privately(self.core.commands, text)
+        """A /paper subcommand, as the command text it stands for. The core's route says
+        how to defer it: privately when every answer to it is private."""
+        route = self.core.route(text)
+        private = interaction.guild_id is None or route.private
         await interaction.response.defer(ephemeral=private, thinking=True)
-        name = split_command(text)[0]
-        later = name in self.core.commands and self.core.commands[name].answered_later
-        await self._answer(Response(interaction, private), text, self.core.handle, later=later)
+        await self._answer(Response(interaction, private), text, self.core.handle, route.word or "help", route.later)
 
     async def click(self, interaction: discord.Interaction, value: str) -> None:
         """A button: its value is an action the core rendered; the answer is for the
@@ -69,7 +62,8 @@ class Answers:
         its own). `core.click` runs only such actions (a crafted custom_id naming another
         command is refused there)."""
         await interaction.response.defer(ephemeral=True, thinking=True)
-        await self._answer(Response(interaction, private=True), value, self.core.click)
+        await self._answer(Response(interaction, private=True), value, self.core.click,
+                           self.core.route(value).word or "help")
 
     async def add_from_message(self, interaction: discord.Interaction, text: str) -> None:
         """The message menu "Add to paperclub": the papers linked in the message (`text`,
@@ -79,16 +73,16 @@ class Answers:
         def add(incoming: Incoming) -> Reply:
             return replace(self.core.add_from_message(incoming), ephemeral=True)
 
-        await self._answer(Response(interaction, private=True), text, add, name="Add to paperclub", later=True)
+        await self._answer(Response(interaction, private=True), text, add, "Add to paperclub", later=True)
 
     async def _answer(self, response: Response, text: str, run: Callable[[Incoming], Reply],
-                      name: str | None = None, later: bool = False) -> None:
+                      name: str, later: bool = False) -> None:
+        """`name`: the command's, for the log (the rest is what a member typed)."""
         try:
             reply = await self._reply(response.interaction, text, run, later)
-            await self._deliver(response, reply)
+            await send_async(self.core, reply, InteractionReplies(response, self.messenger))
         except Exception:  # noqa: BLE001 - the member must get an answer, not an endless "thinking…"
-            # The command's name only: the rest is what a member typed.
-            log.exception("answering %s on Discord failed", name or split_command(text)[0] or "help")
+            log.exception("answering %s on Discord failed", name)
             await response.apologise()
 
     async def _reply(self, interaction: discord.Interaction, text: str, run: Callable[[Incoming], Reply],
@@ -96,46 +90,44 @@ class Answers:
         if interaction.guild_id is None:
             return NOT_IN_A_SERVER
         if later:
-            return await asyncio.get_running_loop().run_in_executor(self.later, run, incoming(interaction, text))
+            return await self.later.run(run, incoming(interaction, text))
         return await asyncio.to_thread(run, incoming(interaction, text))
 
-    async def _deliver(self, response: Response, reply: Reply) -> None:
-        if reply.ephemeral:
-            await response.send(outgoing(reply), ephemeral=True)
-        elif response.private and is_post(reply):
-            await self._post_for(response, reply)
+
+class InteractionReplies(AsyncSender):
+    """How a reply to one interaction reaches Discord (the Sender of adapters/replies.py).
+    Deferred publicly, the answer replaces "thinking…" (a post is that message, with its
+    thread under it); deferred privately, a post is a channel message of its own and the
+    member is told it went out."""
+
+    def __init__(self, response: Response, messenger: Messenger):
+        self.response = response
+        self.messenger = messenger
+        self.message: discord.Message | None = None  # a post sent as the interaction's answer
+
+    async def post(self, reply: Reply) -> str:
+        if self.response.private:  # e.g. a `discuss` button under a card only the clicker sees
+            return await self.messenger.post(self.response.interaction.channel_id, reply)
+        self.message = await self.response.send(outgoing(reply), ephemeral=False)
+        return message_ref(self.message)
+
+    async def posted(self, reply: Reply, ref: str) -> None:
+        if self.response.private:
+            await self.response.send([Outgoing(content="Posted in the channel.")], ephemeral=True)
         else:
-            await self._publish(response, reply)
-        if reply.post_id is not None and not reply.actions:  # a vote: redraw the post's tally
-            await self.messenger.refresh_post(reply.post_id)
+            await self.messenger.open_thread(self.message, reply, self.response.interaction.channel)
 
-    async def _publish(self, response: Response, reply: Reply) -> None:
-        try:
-            message = await response.send(outgoing(reply), ephemeral=False)
-        except Exception:
-            # Nothing reached the channel: the paper or poll must not be used up.
-            await asyncio.to_thread(self.core.withdraw, reply)
-            raise
-        await asyncio.to_thread(self.core.remember_message, reply, message_ref(message))
-        await self.messenger.open_thread(message, reply, response.interaction.channel)
+    async def post_in_thread(self, reply: Reply) -> None:
+        # As an answer in the channel: the interaction's answer cannot go elsewhere.
+        await self.answer(reply)
 
+    async def answer(self, reply: Reply) -> None:
+        message = await self.response.send(outgoing(reply), ephemeral=reply.ephemeral)
+        if not reply.ephemeral:
+            await self.messenger.open_thread(message, reply, self.response.interaction.channel)
 
-    async def _post_for(self, response: Response, reply: Reply) -> None:
-        """A post made from a private answer (a `discuss` button under an added paper's
-        card): a channel message of its own, with its thread; the clicker is told so."""
-        interaction = response.interaction
-        try:
-            ref = await self.messenger.post(interaction.channel_id, reply)
-        except Exception:
-            await asyncio.to_thread(self.core.withdraw, reply)  # not posted: not used up
-            raise
-        await asyncio.to_thread(self.core.remember_message, reply, ref)
-        await response.send([Outgoing(content="Posted in the channel.")], ephemeral=True)
-
-
-def is_post(reply: Reply) -> bool:
-    """A paper-of-the-day post or a poll: a channel message with buttons to vote on."""
-    return bool(reply.actions) and not reply.ephemeral and (reply.post_id is not None or reply.poll_id is not None)
+    async def edit(self, ref: str, reply: Reply) -> None:
+        await self.messenger.edit(ref, reply)
 
 
 class Response:

@@ -16,6 +16,7 @@ import aiohttp
 import discord
 
 from adapters.discord.embeds import outgoing, thread_name
+from adapters.replies import redraw_async
 from bot.core import PaperClub
 from bot.messages import ChannelRef, DeliveryRefused, Reply
 
@@ -111,10 +112,10 @@ class Messenger:
 
     async def refresh_post(self, post_id: int) -> None:
         """Redraw a post with its current tally (after a vote, by click or by command)."""
-        rendered = await asyncio.to_thread(self.core.render_post, post_id)
-        if rendered is None or rendered[0] is None:
-            return  # not posted by us (yet): nothing to redraw
-        ref, reply = rendered
+        await redraw_async(self.core, post_id, self)
+
+    async def edit(self, ref: str, reply: Reply) -> None:
+        """`reply` in place of the message at `ref` (adapters/replies.py's AsyncEditor)."""
         channel_id, message_id = split_ref(ref)
         channel = await self.channel(channel_id)
         await channel.get_partial_message(message_id).edit(**outgoing(reply)[-1].kwargs())

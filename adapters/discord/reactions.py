@@ -26,8 +26,7 @@ import discord
 from adapters.debounce import Debouncer, Timer
 from adapters.discord.messages import ChannelLookup, Messenger, is_thread
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
-from bot.messages import ChannelRef, UserRef
-from bot.messages import Reaction
+from bot.messages import ChannelRef, Reaction, UserRef
 
 log = logging.getLogger(__name__)
 

@@ -37,6 +37,7 @@ CREDENTIAL_VARIABLES = (
 )
 # The constructor's keyword names from before the secrets became SecretStr fields.
 _SECRET_FIELDS = {
+    "client_id": "slack_client_id",
     "signing_secret": "slack_signing_secret",
     "bot_token": "slack_bot_token",
     "client_secret": "slack_client_secret",
@@ -47,15 +48,17 @@ _SECRET_FIELDS = {
 class SlackSettings(EnvSettings):
     """SLACK_* (and PORT, PAPERCLUB_SLACK_MANAGERS) from the environment.
 
-    The secrets are SecretStr fields; `signing_secret`, `bot_token`, `client_secret` and
-    `app_token` give their values as plain strings (the signing secret "" when unset,
-    the others None) for the code that hands them to Slack.
+    The secrets are SecretStr fields (which is what makes `config check` mask them and the
+    logs redact them: adapters.platforms.secret_variables); `client_id`, `signing_secret`,
+    `bot_token`, `client_secret` and `app_token` give their values as plain strings (the
+    signing secret "" when unset, the others None) for the code that hands them to Slack.
     """
 
     slack_signing_secret: SecretStr | None = Field(None, validation_alias="SLACK_SIGNING_SECRET")
     # One workspace: a bot token; many: OAuth (client id and secret); Socket Mode: app token.
     slack_bot_token: SecretStr | None = Field(None, validation_alias="SLACK_BOT_TOKEN")
-    client_id: str | None = Field(None, validation_alias="SLACK_CLIENT_ID", repr=False)
+    # Not secret to Slack (an install link shows it), but kept as one: masked and redacted.
+    slack_client_id: SecretStr | None = Field(None, validation_alias="SLACK_CLIENT_ID")
     slack_client_secret: SecretStr | None = Field(None, validation_alias="SLACK_CLIENT_SECRET")
     slack_app_token: SecretStr | None = Field(None, validation_alias="SLACK_APP_TOKEN")
     api_url: str = Field(DEFAULT_API_URL, validation_alias="SLACK_API_URL")
@@ -79,6 +82,10 @@ class SlackSettings(EnvSettings):
             if old in values:
                 values[new] = values.pop(old)
         super().__init__(**values)
+
+    @property
+    def client_id(self) -> str | None:
+        return _reveal(self.slack_client_id)
 
     @property
     def signing_secret(self) -> str:

@@ -2,33 +2,25 @@
 
 Slack has no per-command permissions, so managers are workspace admins and owners
 (users.info) and the ids in PAPERCLUB_SLACK_MANAGERS. users.info is called inside the
-3-second ack, so it is called only for a line that may need the answer (`needs_rights`),
-with a short timeout and no retry: a 429 or a slow Slack makes that one command answer
-as for a member ("Only channel managers can ..."), never every command of a new member.
+3-second ack, so it is called only for a line the core says may need the answer
+(`core.route(line).needs_rights`), with a short timeout and no retry: a 429 or a slow
+Slack makes that one command answer as for a member ("Only channel managers can ..."),
+never every command of a new member.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-
-from bot.grammar import Command, split_command
 
 log = logging.getLogger(__name__)
 
 MANAGER_CACHE_SECONDS = 300.0  # an admin's rights, as users.info reported them
 LOOKUP_SECONDS = 1.5  # users.info inside the 3-second ack: the rest is the answer's
-
-def needs_rights(commands: Mapping[str, Command], text: str) -> bool:
-    """Whether the answer to this line may depend on the member being a manager: the
-    core's commands say so (Command.manager_rights), beside their require_manager calls."""
-    name, args = split_command(text)
-    command = commands.get(name)
-    return command is not None and command.manager_rights(args)
 
 
 class Managers:

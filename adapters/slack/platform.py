@@ -11,8 +11,9 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from adapters.slack.app import SlackDelivery, SlackServer
     from adapters.slack.config import SlackSettings
+    from adapters.slack.delivery import SlackDelivery
+    from adapters.slack.server import SlackServer
     from bot.app import Services
 
 
@@ -26,7 +27,7 @@ def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
     """HTTP on $PORT with the routes of `host` (the serving process, adapters.platforms.Host:
     /healthz, pages) beside Slack's, or Socket Mode. Slack out of reach at start-up is one
     ConfigError line naming the setting, not a traceback from deep in a library."""
-    from adapters.slack.app import SlackServer
+    from adapters.slack.server import SlackServer
     from adapters.wsgi import os_reason
     from bot.ops.settings import ConfigError
 
@@ -39,7 +40,7 @@ def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
 
 def deliver(services: Services, settings: SlackSettings) -> SlackDelivery:
     """Posts need only a bot token, so a scheduler posts to Slack from any process."""
-    from adapters.slack.app import SlackDelivery, bot_clients
+    from adapters.slack.delivery import SlackDelivery, bot_clients
 
     return SlackDelivery(bot_clients(services, settings))
 
@@ -51,7 +52,7 @@ def add_commands(actions: argparse._SubParsersAction) -> None:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from adapters.slack.app import manifest
+    from adapters.slack.config import manifest
 
     print(manifest(args.url))
     return 0

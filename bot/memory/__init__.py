@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.feature import Feature, Plugin, Route
+from bot.feature import Feature, Plugin, PageRoute
 from bot.memory.cli import add_commands
 from bot.services.routes import ARCHIVE_PREFIX, CALENDAR_PREFIX
 
@@ -15,8 +15,8 @@ def _feature() -> type[Feature]:
 
 PLUGIN = Plugin(
     "memory", _feature,
-    routes=(Route(ARCHIVE_PREFIX, ARCHIVE_PREFIX + "TOKEN[.bib]",
+    routes=(PageRoute(ARCHIVE_PREFIX, ARCHIVE_PREFIX + "TOKEN[.bib]",
                   "a channel's archive page (or its papers as .bib, .ris, .json)"),
-            Route(CALENDAR_PREFIX, CALENDAR_PREFIX + "TOKEN.ics", "a channel's meetings as a calendar feed")),
+            PageRoute(CALENDAR_PREFIX, CALENDAR_PREFIX + "TOKEN.ics", "a channel's meetings as a calendar feed")),
     cli=add_commands,
 )

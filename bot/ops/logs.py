@@ -18,7 +18,6 @@ from collections.abc import Iterable, Mapping
 from pythonjsonlogger.json import JsonFormatter
 
 from bot.ops.defaults import DATABASE_VARIABLES
-from bot.ops.settings import SECRET_VARIABLES
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Libraries that say too much at INFO (per-request lines, connection chatter).
@@ -91,27 +90,31 @@ class Redact(logging.Filter):
         return text
 
 
-def secrets_in(env: Mapping[str, str]) -> list[str]:
-    """The secret values set in `env`, including the passwords inside a database URL
-    (after the user name, or as ?password= in its query string)."""
+def secrets_in(env: Mapping[str, str], names: Iterable[str]) -> list[str]:
+    """The values of the secret variables `names` set in `env`, and the passwords inside a
+    database URL (after the user name, or as ?password= in its query string). The names
+    come from the caller (adapters.platforms.secret_variables): the settings that declare
+    a secret are what know it is one, and some of them live above this layer."""
     from store.database import url_secrets
 
-    values = [env[name].strip() for name in sorted(SECRET_VARIABLES) if env.get(name, "").strip()]
+    values = [env[name].strip() for name in sorted(set(names)) if env.get(name, "").strip()]
     for name in DATABASE_VARIABLES:
         if env.get(name):
             values += url_secrets(env[name])
     return values
 
 
-def configure(level: str = "INFO", fmt: str = "text", env: Mapping[str, str] | None = None) -> logging.Handler:
-    """Root logging for `paperclub serve`: one handler on stderr, secrets redacted."""
+def configure(level: str = "INFO", fmt: str = "text", env: Mapping[str, str] | None = None, *,
+              secrets: Iterable[str]) -> logging.Handler:
+    """Root logging for `paperclub serve`: one handler on stderr, the values of the
+    variables named in `secrets` (and database passwords) redacted."""
     env = os.environ if env is None else env
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
         handler.setFormatter(JsonFormatter(TEXT_FORMAT.replace(": ", " "), rename_fields={"levelname": "level"}))
     else:
         handler.setFormatter(logging.Formatter(TEXT_FORMAT))
-    handler.addFilter(Redact(secrets_in(env)))
+    handler.addFilter(Redact(secrets_in(env, secrets)))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -19,10 +19,10 @@ import re
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_core import PydanticUndefined
 from pydantic_settings import (
     BaseSettings,
@@ -51,20 +51,6 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 LOG_FORMATS = ("text", "json")
 DATABASE_EXAMPLES = "postgresql://USER:PASSWORD@HOST:5432/NAME or sqlite:///paperclub.db"
 
-# Never printed or logged; shown only as "set (N chars)". DATABASE_URL is shown with its
-# password hidden (mask_url).
-SECRET_VARIABLES = frozenset(
-    {
-        "SLACK_BOT_TOKEN",
-        "SLACK_SIGNING_SECRET",
-        "SLACK_APP_TOKEN",
-        "SLACK_CLIENT_ID",
-        "SLACK_CLIENT_SECRET",
-        "DISCORD_TOKEN",
-        "PAPERCLUB_ZOTERO_API_KEY",
-        "PAPERCLUB_SECRET_KEY",
-    }
-)
 # Token prefixes say what kind of token it is and are safe to show.
 _TOKEN_PREFIXES = ("xoxb-", "xoxp-", "xapp-", "xoxe-")
 
@@ -155,6 +141,18 @@ def _variables_of(field_name: str, alias: Any) -> list[str]:
     return [field_name]
 
 
+def secret_fields(settings_cls: type[EnvSettings]) -> frozenset[str]:
+    """The variables a settings class keeps as SecretStr: never printed or logged, shown
+    only as "set (N chars)". Declaring a field so is all it takes for `config check` to
+    mask it and the logs to redact its value (DATABASE_URL's password is hidden apart:
+    mask_url)."""
+    return frozenset(
+        field.validation_alias
+        for field in settings_cls.model_fields.values()
+        if isinstance(field.validation_alias, str) and SecretStr in (field.annotation, *get_args(field.annotation))
+    )
+
+
 # --- declaring a setting ------------------------------------------------------------------------
 
 
@@ -199,7 +197,7 @@ def error_lines(
             text = hints.get(name) or f"{name} is not set"
         elif kind == "value_error" and "error" in problem.get("ctx", {}):
             text = str(problem["ctx"]["error"])
-        elif name in SECRET_VARIABLES or name in DATABASE_VARIABLES:
+        elif (settings_cls is not None and name in secret_fields(settings_cls)) or name in DATABASE_VARIABLES:
             text = problem["msg"]  # never echo a secret's value
         else:
             text = f"{problem.get('input')!r}: {problem['msg']}"

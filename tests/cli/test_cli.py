@@ -8,7 +8,7 @@ import os
 import pytest
 
 from tests.conftest import SEED_COUNTS, SEED_FILES
-from tests.processes import paperclub
+from tests.processes import ours, paperclub
 
 
 def test_import_prints_a_summary_per_file_and_is_idempotent(tmp_path):
@@ -102,7 +102,7 @@ def test_serve_checks_its_platforms(tmp_path):
 
 
 def _own_settings_removed() -> dict:
-    return {k: "" for k in os.environ if k.startswith(("SLACK_", "DISCORD_", "PAPERCLUB_", "PORT"))}
+    return {k: "" for k in os.environ if ours(k)}
 
 
 def test_config_check_names_each_bad_value_and_never_prints_a_secret(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 
 from adapters.cli.lazy import Lazy
 from adapters.cli.main import build_parser
+from adapters.platforms import PLATFORMS
 from tests.cli.test_help import commands
 from tests.conftest import REPO
 
@@ -20,8 +21,10 @@ from tests.conftest import REPO
 # feature's code. (bot.app and the features' packages are read: they name the features'
 # subcommands and pages, and are cheap by design.)
 HEAVY = ("sqlalchemy", "alembic", "numpy", "numba", "scipy", "pydantic", "emoji", "rapidfuzz", "jinja2",
-         "icalendar", "slack_bolt", "slack_sdk", "discord", "waitress", "apscheduler", "bibtexparser", "rich",
-         "bot.core", "bot.search.engine", "bot.services.models", "bot.services.posts", "bot.daily.commands", "bot.memory.commands", "store")
+         "icalendar", "waitress", "apscheduler", "bibtexparser", "rich",
+         "bot.core", "bot.search.engine", "bot.services.models", "bot.services.posts", "bot.daily.commands",
+         "bot.memory.commands", "store",
+         *(library for platform in PLATFORMS for library in platform.libraries))
 
 PROBE = """
 import json, sys

@@ -1,26 +1,24 @@
 """The /paper command tree as Discord receives it, and the command line each subcommand
 writes: the contract between the core's grammar and what members see on Discord.
 
-tests/data/discord_tree.json holds both, recorded from the hand-written tree that came
-before the generated one: the payload `CommandTree.sync` sends for /paper (names,
+tests/data/discord_tree.json holds both, first recorded from the hand-written tree that
+came before the generated one: the payload `CommandTree.sync` sends for /paper (names,
 descriptions, option types, required, choices, ranges, lengths, autocomplete) and, for
-sample option values of every subcommand, the line its callback hands to the client's
-`answers.command`. Callbacks are called as discord.py calls them (with the command's
-binding when it has one), with a fake interaction whose client records the line; no
-database, no gateway. Rewrite the fixture (`python -m tests.discord.test_discord_tree`)
-only when a command is meant to change on Discord.
+sample option values of every subcommand (derived from the grammar: tests/discord/
+record_tree.py), the line its callback hands to the client's `answers.command`.
+Callbacks are called as discord.py calls them (with the command's binding when it has
+one), with a fake interaction whose client records the line; no database, no gateway.
+Re-record the fixture (`python -m tests.discord.record_tree`) only when a command is
+meant to change on Discord.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from dataclasses import replace
 from types import SimpleNamespace
-from typing import Any
 
-import discord
 import pytest
 from discord import app_commands
 from sqlalchemy import Engine, create_engine, event
@@ -32,172 +30,19 @@ from bot.core import PaperClub
 from bot.feature import Feature
 from bot.grammar import Command, Param
 from bot.messages import Incoming, Reply
-from tests.conftest import DATA
+from tests.discord.record_tree import (
+    FIXTURE,
+    Recorder,
+    key,
+    leaves,
+    paper_tree,
+    samples,
+    tree_payload,
+    written_line,
+)
 from tests.fake_discord import CHANNEL_ID, FakeDiscord, FakeInteraction, FakeMember
 
-FIXTURE = DATA / "discord_tree.json"
-MEMBER = "@member"  # in a sample, {"@member": ID}: a discord.Member option
-
-
-def paper_tree() -> tuple[app_commands.CommandTree, app_commands.Group]:
-    tree = app_commands.CommandTree(discord.Client(intents=discord.Intents.default()))
-    tree.add_command(paper_commands(command_grammar()))
-    return tree, tree.get_command("paper")
-
-
-def leaves(group: app_commands.Group) -> dict[str, app_commands.Command]:
-    found: dict[str, app_commands.Command] = {}
-    for command in group.commands:
-        found.update(leaves(command) if isinstance(command, app_commands.Group) else {command.name: command})
-    return found
-
-
-# Option values per subcommand: every option at least once, empty and absent values,
-# quotes inside filter values, flags set and unset, several options at once.
-SAMPLES: list[tuple[str, dict[str, Any]]] = [
-    ("help", {}),
-    ("help", {"command": "search"}),
-    ("search", {"query": "graph biconnectivity"}),
-    ("search", {"query": "diffusion  models", "author": "Yann LeCun", "track": "oral", "collection": "poster-session",
-                "tag": "gnn"}),
-    ("search", {"query": "x", "author": 'a "quoted" name', "tag": ""}),
-    ("search", {"query": "q", "collection": '"'}),
-    ("show", {"paper": "12"}),
-    ("show", {"paper": "arXiv:1706.03762"}),
-    ("similar", {"paper": "42"}),
-    ("schedule", {}),
-    ("schedule", {"time": "09:00", "zone": "Europe/Berlin", "days": "weekdays"}),
-    ("schedule", {"switch": "off"}),
-    ("schedule", {"switch": "resume"}),
-    ("schedule", {"pause_until": "2026-12-24"}),
-    ("schedule", {"switch": "on", "pause_until": "2027-01-01", "time": "10:00"}),
-    ("schedule", {"zone": "UTC"}),
-    ("schedule", {"days": "mon,wed,fri", "time": "08:30", "pause_until": ""}),
-    ("topics", {}),
-    ("topics", {"action": "add", "words": "reinforcement learning, world models"}),
-    ("topics", {"action": "clear"}),
-    ("topics", {"words": "orphan words"}),
-    ("collections", {}),
-    ("use", {"collections": "iclr2021 trending"}),
-    ("use", {"collections": "all"}),
-    ("settings", {}),
-    ("today", {}),
-    ("next", {}),
-    ("history", {}),
-    ("history", {"count": 5}),
-    ("history", {"count": 50}),
-    ("vote", {"target": 12}),
-    ("vote", {"target": 12, "choice": "up"}),
-    ("vote", {"target": 3, "choice": "2"}),
-    ("vote", {"target": 3, "choice": ""}),
-    ("nominate", {"paper": "graph biconnectivity"}),
-    ("poll", {}),
-    ("poll", {"options": 4, "duration": "48h"}),
-    ("poll", {"close": True}),
-    ("poll", {"close": True, "options": 3}),
-    ("poll", {"duration": "1w"}),
-    ("poll", {"close": False, "options": 2}),
-    ("queue", {}),
-    ("queue", {"action": "done", "paper": 42}),
-    ("queue", {"action": "remove"}),
-    ("queue", {"paper": 7}),
-    ("top", {}),
-    ("top", {"days": 7}),
-    ("stats", {}),
-    ("stats", {"days": 3650}),
-    ("session", {}),
-    ("session", {"day": "tue", "time": "17:00", "zone": "Europe/Berlin"}),
-    ("session", {"off": True}),
-    ("session", {"skip": "2026-12-01"}),
-    ("session", {"time": "18:00"}),
-    ("session", {"off": True, "skip": "2026-12-01", "zone": "UTC"}),
-    ("session", {"zone": "Asia/Tokyo", "off": False}),
-    ("session", {"day": "thu", "time": "17:00", "length": "90m", "at": "https://meet.example/abc"}),
-    ("session", {"at": "Room 4.12"}),
-    ("session", {"length": "2h"}),
-    ("presenters", {}),
-    ("presenters", {"action": "add", "member": {MEMBER: 123456789012345678}, "more": "<@2> <@3>"}),
-    ("presenters", {"action": "remove", "member": {MEMBER: 5}}),
-    ("presenters", {"more": "<@4>"}),
-    ("presenters", {"member": {MEMBER: 6}}),
-    ("volunteer", {}),
-    ("swap", {"member": {MEMBER: 223456789012345678}}),
-    ("notes", {"paper": "42", "text": "the ablation in section 4 is the key result"}),
-    ("archive", {}),
-    ("archive", {"reset": True}),
-    ("archive", {"reset": False}),
-    ("follow", {"what": "arxiv", "target": "cs.CL", "words": "retrieval augmented"}),
-    ("follow", {"what": "citations"}),
-    ("unfollow", {"number": 2}),
-    ("following", {}),
-    ("fresh", {"window": "7d"}),
-    ("fresh", {"window": "off"}),
-    ("zotero", {}),
-    ("zotero", {"action": "link", "value": "4242 Reading group"}),
-    ("zotero", {"action": "unlink"}),
-    ("digest", {}),
-    ("digest", {"day": "mon", "time": "09:00"}),
-    ("digest", {"time": "17:30"}),
-    ("digest", {"switch": "off"}),
-    ("digest", {"switch": "preview", "day": ""}),
-    ("discuss", {"paper": "42"}),
-    ("add", {"paper": "https://arxiv.org/abs/2106.01345"}),
-    ("add", {"paper": "10.1000/xyz 2106.01345"}),
-    ("reactions", {}),
-    ("reactions", {"emoji": "🔥 🙈 📖"}),
-    ("reactions", {"emoji": "reset"}),
-    ("sessions", {}),
-    ("sessions", {"count": 10}),
-]
-
-
-class Recorder:
-    """The client's `answers`: keeps the line a callback hands over."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    async def command(self, _interaction, text: str) -> None:
-        self.lines.append(text)
-
-
-def option_values(options: dict[str, Any]) -> dict[str, Any]:
-    return {name: FakeMember(value[MEMBER], "member") if isinstance(value, dict) else value
-            for name, value in options.items()}
-
-
-async def written_line(command: app_commands.Command, options: dict[str, Any]) -> str:
-    """The line the subcommand writes for these options, called as discord.py's
-    Command._do_call calls it: with the binding first when there is one."""
-    recorder = Recorder()
-    interaction = SimpleNamespace(client=SimpleNamespace(answers=recorder))
-    bound = (command.binding,) if command.binding is not None else ()
-    await command.callback(*bound, interaction, **option_values(options))
-    (line,) = recorder.lines
-    return line
-
-
-def by_name(options: list[dict]) -> list[dict]:
-    """Subcommands and groups in name order (Discord lists them so); options in theirs."""
-    def normal(option: dict) -> dict:
-        if option.get("type") in (1, 2) and "options" in option:
-            nested = option["options"]
-            option = {**option, "options": by_name(nested) if option["type"] == 2 else nested}
-        return option
-    return sorted((normal(o) for o in options), key=lambda o: (o["type"] != 2, o["name"]))
-
-
-def tree_payload(tree: app_commands.CommandTree, group: app_commands.Group) -> dict:
-    payload = group.to_dict(tree)
-    return {**payload, "options": by_name(payload["options"])}
-
-
-async def record() -> dict:
-    tree, group = paper_tree()
-    commands = leaves(group)
-    lines = [{"command": name, "options": options, "line": await written_line(commands[name], options)}
-             for name, options in SAMPLES]
-    return {"payload": tree_payload(tree, group), "lines": lines}
+RECORD = "python -m tests.discord.record_tree"
 
 
 # --- the contract --------------------------------------------------------------------------------
@@ -218,6 +63,14 @@ def test_every_subcommand_writes_the_recorded_line_for_each_sample():
         return [await written_line(commands[case["command"]], case["options"]) for case in recorded]
 
     assert asyncio.run(lines()) == [case["line"] for case in recorded]
+
+
+def test_the_fixture_holds_the_samples_the_grammar_makes():
+    """A param added to a command has samples of its own to record, so the fixture
+    follows the grammar without a list of cases kept by hand here."""
+    recorded = {key(case["command"], case["options"]) for case in json.loads(FIXTURE.read_text("utf-8"))["lines"]}
+    missing = [key(name, options) for name, options in samples(command_grammar()) if key(name, options) not in recorded]
+    assert missing == [], f"not recorded (re-record with `{RECORD}`): {missing}"
 
 
 def test_the_samples_reach_every_subcommand_and_every_option():
@@ -351,8 +204,3 @@ def test_the_grammar_for_sync_is_the_served_one_and_opens_no_database(tmp_path):
     served = build_services(f"sqlite:///{tmp_path / 'served.db'}").core.commands.values()
     assert [(c.name, c.params, c.written, c.brief, c.group) for c in grammar] == [
         (c.name, c.params, c.written, c.brief, c.group) for c in served]
-
-
-if __name__ == "__main__":  # rewrite the fixture from the tree as it is now
-    FIXTURE.write_text(json.dumps(asyncio.run(record()), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"wrote {FIXTURE}", file=sys.stderr)

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from adapters import platforms
 from adapters.config_check import check, startup_settings
 from adapters.discord.config import DiscordSettings
 from adapters.slack.config import SlackSettings
@@ -331,7 +332,8 @@ def test_check_with_nothing_set_shows_the_defaults_and_passes():
     assert "(not set: 60 seconds)" in text and "(not set: 3h)" in text
     assert "(not set: INFO)" in text and "(not set: text)" in text
     assert "Slack: not configured" in text and "Discord: not configured" in text
-    assert "Neither Slack nor Discord is configured" in text
+    titles = [p.title for p in platforms.chat_platforms()]  # every platform the registry lists
+    assert f"Neither {' nor '.join(titles)} is configured" in text
     assert "No problems found." in text
     for group in ("Database", "Scheduler", "Logging"):
         assert f"\n{group}\n" in text

@@ -8,6 +8,7 @@ import logging
 
 import pytest
 
+from adapters.platforms import secret_variables
 from bot.ops.logs import Redact, configure, event, secrets_in
 
 TOKEN = "xoxb-1111-2222-abcdefghijklmnop"
@@ -17,6 +18,8 @@ ENV = {
     "PAPERCLUB_DATABASE_URL": "postgresql://bot:s3cret-passw0rd@db:5432/paperclub",
     "PAPERCLUB_LOG_LEVEL": "INFO",  # not a secret: never redacted
 }
+# What `paperclub serve` redacts: the core's secrets and every platform's SecretStr settings.
+SECRETS = secret_variables()
 
 
 @pytest.fixture
@@ -26,7 +29,7 @@ def captured():
     saved = (list(root.handlers), root.level)
 
     def run(fmt: str) -> io.StringIO:
-        handler = configure("INFO", fmt, ENV)
+        handler = configure("INFO", fmt, ENV, secrets=SECRETS)
         buffer = io.StringIO()
         handler.setStream(buffer)
         return buffer
@@ -68,9 +71,16 @@ def test_secrets_that_reach_a_handler_are_replaced(captured):
 
 
 def test_secrets_are_the_token_variables_and_the_database_password():
-    assert sorted(secrets_in(ENV)) == sorted([TOKEN, "MTAx.discord-token-value-long", "s3cret-passw0rd"])
-    assert secrets_in({"PAPERCLUB_DATABASE_URL": "sqlite:///paperclub.db"}) == []
-    assert secrets_in({"DATABASE_URL": "not a url at all"}) == []
+    assert sorted(secrets_in(ENV, SECRETS)) == sorted([TOKEN, "MTAx.discord-token-value-long", "s3cret-passw0rd"])
+    assert secrets_in({"PAPERCLUB_DATABASE_URL": "sqlite:///paperclub.db"}, SECRETS) == []
+    assert secrets_in({"DATABASE_URL": "not a url at all"}, SECRETS) == []
+
+
+def test_the_secrets_are_the_names_given():
+    """bot.ops.logs knows no platform: a name it is handed is a secret, one it is not is not."""
+    env = {"TOY_TOKEN": "toy-token-value-long", "SLACK_BOT_TOKEN": TOKEN}
+    assert secrets_in(env, ["TOY_TOKEN"]) == ["toy-token-value-long"]
+    assert secrets_in(env, []) == []
 
 
 def test_short_values_are_not_redacted_out_of_ordinary_words():
@@ -98,7 +108,7 @@ def test_a_secret_inside_a_traceback_is_replaced_too(captured):
 
 def test_expected_library_warnings_are_dropped_and_others_kept(captured):
     import adapters.discord.app  # noqa: F401 - installs its filter
-    from adapters.slack.app import _bolt_logger
+    from adapters.slack.listeners import _bolt_logger
 
     out = captured("text")
     logging.getLogger("discord.client").warning("PyNaCl is not installed, voice will NOT be supported")
@@ -112,4 +122,4 @@ def test_expected_library_warnings_are_dropped_and_others_kept(captured):
 
 def test_a_password_in_the_database_urls_query_string_is_a_secret_too():
     env = {"DATABASE_URL": "postgresql://bot@db/papers?sslmode=require&password=hunter2-but-longer"}
-    assert "hunter2-but-longer" in secrets_in(env)
+    assert "hunter2-but-longer" in secrets_in(env, SECRETS)

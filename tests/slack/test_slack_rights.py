@@ -9,7 +9,6 @@ import time
 import pytest
 
 from adapters.bench.fake_slack_api import button_click
-from adapters.slack.managers import needs_rights
 from bot.core import NOT_OUR_BUTTON
 from bot.messages import ChannelRef, Incoming, UserRef
 from tests.slack.harness import BOSS, CHANNEL, MEMBER, command, posted, send
@@ -98,7 +97,7 @@ def test_a_slow_users_info_is_given_up_within_the_ack(app, slack):
     ],
 )
 def test_only_lines_that_may_need_manager_rights_ask(services, line, asks):
-    assert needs_rights(services.core.commands, line) is asks
+    assert services.core.route(line).needs_rights is asks
 
 
 def test_a_member_is_still_refused_a_managers_line(app, slack):

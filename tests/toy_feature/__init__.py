@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bot.feature import Feature, Plugin, Route
+from bot.feature import Feature, Plugin, PageRoute
 
 
 def _feature() -> type[Feature]:
@@ -19,5 +19,5 @@ def _cli(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=lambda args: print(f"quotes of {args.channel}") or 0)
 
 
-PLUGIN = Plugin("toy_feature", _feature, routes=(Route("/quotes/", "/quotes/CHANNEL", "a channel's quotes"),),
+PLUGIN = Plugin("toy_feature", _feature, routes=(PageRoute("/quotes/", "/quotes/CHANNEL", "a channel's quotes"),),
                 cli=_cli)

@@ -1,0 +1,124 @@
+"""Slack in `paperclub serve` (adapters/runtime.py): the app over HTTP on $PORT (waitress, a
+production WSGI server, with the serving process's /healthz and pages beside it) or, with
+SLACK_APP_TOKEN, over Socket Mode for development. Either way a request passes
+adapters/slack/edge.py first (signature on the raw bytes, a readable body, once per id).
+
+`SlackServer` is Slack's `Served` (adapters/platforms.py): start, stop taking requests,
+then let the answers in flight finish.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from slack_sdk.errors import SlackApiError
+from waitress import wasyncore
+
+from adapters.debounce import Debouncer
+from adapters.replies import LATER_THREADS
+from adapters.slack.config import EVENTS_PATH, SlackSettings
+from adapters.slack.delivery import SlackDelivery, error
+from adapters.slack.edge import CheckedSocketModeHandler, SignedOnly, WholeForms
+from adapters.slack.listeners import build_app
+from bot.app import Services
+from bot.ops.settings import ConfigError
+from bot.ops.defaults import DEFAULT_HOST
+
+log = logging.getLogger(__name__)
+
+HTTP_THREADS = 8
+LISTENER_THREADS = 16  # bolt runs each ack and lazy listener on this pool, beside the HTTP thread
+
+
+class SlackServer:
+    """Slack in `paperclub serve`: HTTP on $PORT (waitress, a production WSGI server,
+    with `extra` answering other paths such as /healthz), or Socket Mode when
+    SLACK_APP_TOKEN is set (development)."""
+
+    def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None,
+                 address: str = DEFAULT_HOST):
+        self.settings = settings
+        self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
+        self.later = ThreadPoolExecutor(LATER_THREADS, "slack-later")
+        self.redraws = Debouncer()
+        self.app, clients = build_app(services, settings, self.executor, self.redraws, self.later)
+        self.delivery = SlackDelivery(clients)
+        self.extra = extra or {}
+        self.address = address  # what the HTTP server listens on
+        self._server = None
+        self._loop: threading.Thread | None = None
+        self._socket_mode = None
+
+    def start(self) -> None:
+        if self.settings.app_token:
+            self._start_socket_mode()
+        else:
+            self._start_http()
+
+    def _start_socket_mode(self) -> None:
+        self._socket_mode = CheckedSocketModeHandler(self.app, self.settings.app_token)
+        try:
+            self._socket_mode.connect()
+        except SlackApiError as problem:
+            raise ConfigError(
+                f"Socket Mode could not connect ({error(problem)}): SLACK_APP_TOKEN must be an "
+                "app-level token with connections:write, and Socket Mode must be on in the app's "
+                "settings"
+            ) from None
+        log.info("Slack over Socket Mode (for development)")
+
+    def _start_http(self) -> None:
+        import waitress
+
+        from adapters.wsgi import listening, route
+
+        slack = SignedOnly(WholeForms(self.app, EVENTS_PATH), self.settings.signing_secret)
+        app = route(slack, self.extra)
+        port = self.settings.port
+        try:
+            self._server = waitress.create_server(
+                app, host=self.address, port=port, threads=HTTP_THREADS, ident="paperclub"
+            )
+        except OSError as problem:
+            raise ConfigError(f"{listening(self.address, port)}: cannot listen there ({problem.strerror})") from None
+        self._loop = threading.Thread(target=self._server.run, name="slack-http", daemon=True)
+        self._loop.start()
+        log.info("Slack over HTTP on port %d of %s: requests at %s", port, self.address, EVENTS_PATH)
+
+    def stop_accepting(self) -> None:
+        """First step of a shutdown: no new requests (the load balancer moves on)."""
+        if self._server is not None:
+            self._in_loop(lambda: wasyncore.dispatcher.close(self._server))  # the listening socket only
+        if self._socket_mode is not None:
+            self._socket_mode.close()
+
+    def _in_loop(self, change: Callable[[], None]) -> None:
+        """Run `change` in waitress's loop thread: closing its sockets from another
+        thread races a request still being answered (select on a closed descriptor)."""
+        try:
+            self._server.trigger.pull_trigger(change)
+        except OSError:  # the loop has closed everything already
+            pass
+
+    def stop(self, timeout: float) -> None:
+        """Let the requests and lazy answers in flight finish, up to `timeout` seconds."""
+        self.stop_accepting()
+        self.redraws.flush()  # posts waiting for their redraw show their last reactions
+        if self._server is not None:
+            self._server.task_dispatcher.shutdown(cancel_pending=False, timeout=timeout)
+            self._in_loop(lambda: wasyncore.close_all(self._server._map))  # the loop ends with its map
+            self._loop.join(timeout)
+        waiter = threading.Thread(target=self._shut_pools, daemon=True)
+        waiter.start()
+        waiter.join(timeout)
+        if waiter.is_alive():
+            log.warning("Slack answers still running after %.0f s; leaving them", timeout)
+
+    def _shut_pools(self) -> None:
+        """Answers queued after the ack still run (an `add` then answers at once that
+        paperclub stopped: the core was told), and every answer under way ends."""
+        self.later.shutdown(wait=True)
+        self.executor.shutdown(wait=True)
