@@ -12,7 +12,6 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import cast
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
@@ -98,8 +97,7 @@ class PaperClub:
         """A button click, whose text is the value of the action it carries. Only the
         actions a feature drew run; anything else (a crafted payload naming, say,
         `schedule off`) is refused with one log line and changes nothing."""
-        # Features.first answers with whatever the hook gave: each cast names the hook's type.
-        line = cast("str | None", self.features.first(lambda feature: feature.button(incoming.text)))
+        line = self.features.first(lambda feature: feature.button(incoming.text))
         if line is None:
             log.warning("refused a click from %s in %s: not a rendered action",
                         incoming.user.user_id, incoming.channel.key())
@@ -110,7 +108,7 @@ class PaperClub:
         """"Add to paperclub" on a message: `incoming.text` is the whole message, handed
         to the feature that takes messages. Never raises."""
         started = time.perf_counter()
-        reply = self._guarded(lambda: cast("Reply | None", self.features.first(lambda f: f.from_message(incoming)))
+        reply = self._guarded(lambda: self.features.first(lambda f: f.from_message(incoming))
                               or Reply(text="Nothing here takes whole messages.", ephemeral=True, ok=False),
                               "add-message")
         self._logged(incoming, "add-message", reply, started)
@@ -119,7 +117,7 @@ class PaperClub:
     def react(self, reaction: Reaction) -> int | None:
         """A reaction put on or taken off a message: the post whose tally changed (the
         adapter redraws it), else None. Logs one line when it counts."""
-        post_id = cast("int | None", self.features.first(lambda feature: feature.react(reaction)))
+        post_id = self.features.first(lambda feature: feature.react(reaction))
         if post_id is not None:
             event(log, "reaction", channel=reaction.channel.key(), user=reaction.user.user_id,
                   post=post_id, added=reaction.added)
@@ -128,7 +126,7 @@ class PaperClub:
     def render_post(self, post_id: int) -> tuple[str | None, Reply] | None:
         """(message reference, the post with its current tally): what an adapter puts in
         place of the original message after a vote (chat.update, Message.edit)."""
-        return cast("tuple[str | None, Reply] | None", self.features.first(lambda feature: feature.redraw(post_id)))
+        return self.features.first(lambda feature: feature.redraw(post_id))
 
     def remember_message(self, reply: Reply, message_ref: str) -> None:
         """An adapter posted `reply` itself (a `next` or `poll` answered in the channel):
