@@ -170,7 +170,7 @@ def settings_models(names: Iterable[str] = FEATURES) -> list[type[EnvSettings]]:
 def schema(names: Iterable[str] = FEATURES) -> MetaData:
     """Every table of the schema: the shared ones (store.models, bot.services.models) and
     each listed feature's own (the models in its package, imported with its class)."""
-    from sqlalchemy import MetaData
+    from sqlalchemy import MetaData, Table
 
     import bot.services.models  # noqa: F401 - registers the shared services' tables
     from store.models import Base
@@ -182,7 +182,9 @@ def schema(names: Iterable[str] = FEATURES) -> MetaData:
     for mapper in Base.registry.mappers:
         module = mapper.class_.__module__
         if any(module == owner or module.startswith(owner + ".") for owner in owners):
-            mapper.local_table.to_metadata(metadata)
+            table = mapper.local_table
+            assert isinstance(table, Table)  # a model is declared on a table, never on a join or a select
+            table.to_metadata(metadata)
     return metadata
 
 

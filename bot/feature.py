@@ -64,7 +64,7 @@ class Plugin:
     # Adds `paperclub` subcommands; their functions import what they run only when they
     # run (`paperclub --help` stays fast), each taking the parsed arguments, returning
     # the exit status.
-    cli: Callable[[argparse._SubParsersAction], None] | None = None
+    cli: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None] | None = None
 
 
 @dataclass

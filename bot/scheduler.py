@@ -74,7 +74,7 @@ def tick_job(
             log.warning("tick skipped: the database is unreachable (%s); the next tick retries",
                         type(problem).__name__)
             return
-        except Exception:  # noqa: BLE001 - one bad tick must not stop the next
+        except Exception:  # one bad tick must not stop the next
             log.exception("tick failed; the next tick retries")
             return
         if report.any():

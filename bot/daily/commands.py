@@ -9,12 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-from bot.channels.channels import added_collection
-from bot.corpus.library import Library
 from bot.cards.cards import card
-from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
-from bot.services.posts import Posts
+from bot.channels.channels import Channels, ChannelSettings, added_collection
 from bot.channels.schedule import (
     DAY_SETS,
     SCHEDULE_EXAMPLE,
@@ -25,11 +22,13 @@ from bot.channels.schedule import (
     parse_date,
     zone_names,
 )
+from bot.corpus.library import Library
 from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply, counted
+from bot.services.posts import Posts
 from store.database import as_utc
-from store.models import Channel
+from store.models import Channel, Paper
 
 HISTORY_DEFAULT = 10
 HISTORY_MAX = 50
@@ -244,7 +243,7 @@ class DailyFeature(Feature):
         heading = "Today's paper:" if len(posted) == 1 else f"Today's {len(posted)} papers, newest first:"
         return Reply(text=heading, cards=[card(paper, tokenizer, reason=reason) for paper, reason in posted])
 
-    def _posted_today(self, channel: ChannelSettings, now: datetime) -> list[tuple]:
+    def _posted_today(self, channel: ChannelSettings, now: datetime) -> list[tuple[Paper, str]]:
         """(paper, why) of the posts made today in the channel's zone (UTC without a schedule)."""
         zone = channel.schedule.tz if channel.schedule else timezone.utc
         day = now.astimezone(zone).date()
@@ -269,9 +268,8 @@ class DailyFeature(Feature):
         if not posts:
             return Reply(text="Nothing posted here yet.")
         papers = self.library.get_many(p.paper_id for p in posts)
-        lines = [
-            f"{p.posted_at:%Y-%m-%d} [{p.paper_id}] {readable(papers[p.paper_id].title)}" for p in posts if p.paper_id in papers
-        ]
+        lines = [f"{p.posted_at:%Y-%m-%d} [{p.paper_id}] {readable(papers[p.paper_id].title)}"
+                 for p in posts if p.paper_id in papers]
         return Reply(text="Posted here, newest first:\n" + "\n".join(lines))
 
 
@@ -319,7 +317,7 @@ def _changed_schedule(parsed: ScheduleChange) -> Callable[[Channel], None]:
     return change
 
 
-def _set(**values) -> Callable[[Channel], None]:
+def _set(**values: object) -> Callable[[Channel], None]:
     def change(row: Channel) -> None:
         for name, value in values.items():
             setattr(row, name, value)

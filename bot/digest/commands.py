@@ -16,7 +16,7 @@ from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import WEEKDAYS, ScheduleError
 from bot.digest.compose import body, digest_reply
 from bot.digest.digests import SETTLED, Claimed, Digests, since_until
-from bot.digest.weekly import parse_slot
+from bot.digest.weekly import WeeklySlot, parse_slot
 from bot.feature import Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import Deliver, DeliveryRefused, Incoming, Reply
@@ -139,16 +139,17 @@ class DigestFeature(Feature):
                 counts[self._post(claimed, deliver)] += 1
         return counts
 
-    def _this_weeks(self, now: datetime, platforms: tuple[str, ...]) -> list[tuple]:
+    def _this_weeks(self, now: datetime,
+                    platforms: tuple[str, ...]) -> list[tuple[ChannelSettings, WeeklySlot, datetime, bool]]:
         """(channel, slot, its time, due) for each channel whose digest is due now, or
         whose time this week passed beyond the grace."""
         found = []
         for channel, plan in self.digests.planned(set(platforms)):
             slot = plan.slot(channel)
             due_at = slot.due(now, self.grace)
-            missed = slot.missed(now, self.grace) if due_at is None else None
-            if due_at or missed:
-                found.append((channel, slot, due_at or missed, due_at is not None))
+            at = due_at if due_at is not None else slot.missed(now, self.grace)
+            if at is not None:
+                found.append((channel, slot, at, due_at is not None))
         return found
 
     def _post(self, claimed: Claimed, deliver: Deliver) -> str:
@@ -158,7 +159,7 @@ class DigestFeature(Feature):
         try:
             sections = self.features.digest(channel, since, until)
             reply = digest_reply(sections, since, until, claimed.slot.zone)
-        except Exception:  # noqa: BLE001 - a bug in one section: retried later, the tick goes on
+        except Exception:  # a bug in one section: retried later, the tick goes on
             log.exception("building the digest of %s failed", channel.ref.key())
             self.digests.finish(claimed.digest_id, "failed", error="building the digest failed")
             return "digests_failed"
@@ -166,7 +167,7 @@ class DigestFeature(Feature):
         self.digests.sending(claimed.digest_id, body(reply, sections))
         try:
             ref = deliver(channel.ref, reply)
-        except Exception as problem:  # noqa: BLE001 - any delivery failure is retried within the grace
+        except Exception as problem:  # any delivery failure is retried within the grace
             permanent = isinstance(problem, DeliveryRefused) and problem.permanent
             if isinstance(problem, DeliveryRefused | OSError):
                 log.warning("posting the digest to %s failed%s: %s", channel.ref.key(),

@@ -9,6 +9,7 @@ and 6,000 characters), so a digest is one post on every platform.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypedDict
 from zoneinfo import ZoneInfo
 
 from bot.feature import DigestSection
@@ -19,6 +20,19 @@ LINE_CHARS = 300
 TITLE_CHARS = 100
 SECTIONS_SHOWN = 8  # Discord shows each as an embed, cards included, ten at most
 CARDS_SHOWN = 2
+
+
+class KeptSection(TypedDict):
+    title: str
+    lines: list[str]
+    papers: list[int]  # the numbers its lines name
+
+
+class DigestBody(TypedDict):
+    """What the digests table keeps of a posted digest (Digest.body), for the archive page."""
+
+    text: str
+    sections: list[KeptSection]
 
 
 def digest_reply(sections: list[DigestSection], since: datetime, until: datetime, zone: str) -> Reply:
@@ -43,12 +57,13 @@ def quiet_line(since: datetime, zone: str) -> str:
     return f"Quiet week: nothing new here since {since.astimezone(ZoneInfo(zone)):%a %d %b}."
 
 
-def body(reply: Reply, sections: list[DigestSection]) -> dict:
-    """What the digests table keeps of a posted digest, for the archive page."""
+def body(reply: Reply, sections: list[DigestSection]) -> DigestBody:
+    """What the digests table keeps of a posted digest, for the archive page: the
+    sections shown (the first of `sections`; none for a quiet week)."""
     return {
         "text": reply.text,
         "sections": [{"title": shown.title, "lines": shown.lines, "papers": list(source.papers)}
-                     for shown, source in zip(reply.sections, sections)],
+                     for shown, source in zip(reply.sections, sections, strict=False)],
     }
 
 

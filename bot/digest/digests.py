@@ -8,16 +8,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, or_, select, tuple_, update
+from sqlalchemy.orm import Session
 
 from bot.channels.channels import ChannelSettings
 from bot.channels.schedule import parse_time
-from bot.services.posts import CLAIM_LEASE, retry_after
+from bot.digest.compose import DigestBody
+from bot.digest.models import DigestPlan
 from bot.digest.weekly import WeeklySlot
+from bot.services.models import Digest
+from bot.services.posts import CLAIM_LEASE, retry_after
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, utcnow
-from bot.services.models import Digest
-from bot.digest.models import DigestPlan
 
 BATCH = 500
 # States after which a week's digest is settled: no tick touches it again.
@@ -113,14 +115,14 @@ class Digests:
         return Claimed(taken, channel, slot, due_at) if taken is not None else None
 
     @staticmethod
-    def _retake(session, channel_id: int, week: str, now: datetime) -> int | None:
+    def _retake(session: Session, channel_id: int, week: str, now: datetime) -> int | None:
         row = session.execute(
             select(Digest.id, Digest.state, Digest.attempts, Digest.claimed_at).where(
                 Digest.channel_id == channel_id, Digest.week == week,
                 or_(Digest.state == "failed",
                     and_(Digest.state == "claimed", Digest.claimed_at < now - CLAIM_LEASE))),
         ).first()
-        if row is None or row.state == "failed" and now - as_utc(row.claimed_at) < retry_after(row.attempts):
+        if row is None or (row.state == "failed" and now - as_utc(row.claimed_at) < retry_after(row.attempts)):
             return None
         # Conditional on the state it was read in: of two processes, one takes it.
         return session.execute(
@@ -130,14 +132,14 @@ class Digests:
             .returning(Digest.id)
         ).scalar()
 
-    def sending(self, digest_id: int, body: dict) -> None:
+    def sending(self, digest_id: int, body: DigestBody) -> None:
         """Marked just before delivery: from here on it is never taken over (it may be out)."""
         self._set(digest_id, state="sending", body=body)
 
     def finish(self, digest_id: int, state: str, message_ref: str | None = None, error: str | None = None) -> None:
         self._set(digest_id, state=state, message_ref=message_ref, error=error)
 
-    def _set(self, digest_id: int, **values) -> None:
+    def _set(self, digest_id: int, **values: object) -> None:
         with self.db.session() as session:
             session.execute(update(Digest).where(Digest.id == digest_id).values(**values, updated_at=utcnow()))
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from sqlalchemy import ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 

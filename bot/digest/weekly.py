@@ -68,7 +68,11 @@ def parse_slot(words: list[str]) -> tuple[str | None, time | None]:
     if not 1 <= len(words) <= 2:
         raise ScheduleError("give a day and a time, e.g. `digest mon 09:00`")
     parts = named_parts(words, _part)
-    return parts.get("day"), parts.get("time")
+    day, at = parts.get("day"), parts.get("time")
+    # named_parts hands values back as objects; _part gave each kind its type
+    assert day is None or isinstance(day, str)
+    assert at is None or isinstance(at, time)
+    return day, at
 
 
 def _part(word: str) -> tuple[str, object]:

@@ -74,7 +74,7 @@ class ArxivListing:
             times = _submitted(text, where)
             if len(times) != len(records):
                 raise CorpusFormatError(where, 1, "entries without a <published> time")
-            found += [Entry(r, t) for r, t in zip(records, times)]
+            found += [Entry(r, t) for r, t in zip(records, times, strict=True)]
             total = page.total if page.total is not None else total
         complete = total is None or len(found) >= total
         return found, complete

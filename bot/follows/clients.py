@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from bot.corpus.fetch import Fetcher, FetchPolicy
 from bot.follows.arxiv import ArxivListing
 from bot.follows.openalex import OpenAlex
-from bot.ops.settings import FeedSettings
 from bot.follows.settings import FollowSettings
+from bot.ops.settings import FeedSettings
 
 # A member waits for the author lookup: two tries, short timeouts, no long Retry-After.
 LOOKUP_POLICY = FetchPolicy(max_attempts=2, backoff_base=1.0, max_backoff=2.0, max_retry_after=3.0, timeout=5.0)

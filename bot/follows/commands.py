@@ -15,21 +15,30 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.services.fetching import FetchPool, MemberBusy, Stopped
+from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.fetch import FetchError
-from bot.services.picks import Candidate
-from bot.services.replies import offered_reason
-from bot.cards.latex import readable
 from bot.feature import DigestSection, Feature, Kit
 from bot.follows.arxiv import categories
 from bot.follows.clients import FollowClients
-from bot.follows.follows import FOLLOWS_MAX, Arrival, Follows, FollowExists, FollowView, TooManyFollows
+from bot.follows.follows import (
+    FOLLOWS_MAX,
+    Arrival,
+    FollowExists,
+    Follows,
+    FollowView,
+    TooManyFollows,
+)
 from bot.follows.ingest import Ingest
-from bot.follows.openalex import OpenAlex, author_id
+from bot.follows.openalex import Author, OpenAlex, author_id
 from bot.follows.settings import FollowSettings
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply, counted
+from bot.search.engine import Engine
+from bot.services.fetching import FetchPool, MemberBusy, Stopped
+from bot.services.picks import Candidate
+from bot.services.replies import offered_reason
+from store.models import Paper
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +160,7 @@ class FollowsFeature(Feature):
         return DigestSection(f"New from your follows ({counted(len(arrived), 'paper')}, {shown})", lines,
                              papers=tuple(a.paper_id for a in top if a.paper_id in papers))
 
-    def _why(self, arrival: Arrival, paper, engine, topics: list[str]) -> str:
+    def _why(self, arrival: Arrival, paper: Paper, engine: Engine, topics: list[str]) -> str:
         """The arrival's reason and the channel's topics it matches, as a fresh pick says it."""
         on_topic = [t for t in topics if engine.scores([t], [paper.id]).get(paper.id)]
         return offered_reason(arrival.reason, paper, on_topic, self.ingest.search.tokenizer)
@@ -172,10 +181,13 @@ class FollowsFeature(Feature):
         if not words:
             raise UsageError("Say what to follow.")
         kind = words[0].lower()
+        parsed: tuple[str, str, str, str] | Reply
         if kind == "arxiv":
             parsed = self._arxiv(words[1:])
-        elif kind == "author":
-            parsed = self._author_words(words[1:])
+        elif kind == "author":  # by id or by name, OpenAlex says who it is
+            given = self._author_given(words[1:])
+            require_manager(incoming, "change what this channel follows")
+            return self._author(incoming, given)
         elif kind == "citations":
             if len(words) > 1:
                 raise UsageError("`follow citations` takes nothing more.")
@@ -185,8 +197,6 @@ class FollowsFeature(Feature):
         if isinstance(parsed, Reply):
             return parsed
         require_manager(incoming, "change what this channel follows")
-        if kind == "author":  # by id or by name, OpenAlex says who it is
-            return self._author(incoming, parsed[2])
         return self._add(incoming, *parsed)
 
     def _arxiv(self, words: list[str]) -> tuple[str, str, str, str] | Reply:
@@ -221,20 +231,21 @@ class FollowsFeature(Feature):
                    else " arXiv's categories look like cs.LG, stat.ML, math.OC, quant-ph.")
         return f"arXiv has no category “{shown}”.{closest} Nothing was changed."
 
-    def _author_words(self, words: list[str]) -> tuple[str, str | None, str, str]:
+    def _author_given(self, words: list[str]) -> str:
+        """The author as given: a name, or an OpenAlex id."""
         if len(words) != 1:
             raise UsageError('Give one author: their name in quotes, or their OpenAlex id (A5023888391).')
         text = " ".join(words[0].split())
         if not text or len(text) > NAME_CHARS:
             raise UsageError(f"Give an author's name of 1 to {NAME_CHARS} characters.")
-        return ("author", author_id(text), text, "")
+        return text
 
     def _author(self, incoming: Incoming, text: str) -> Reply:
         """An author by id (checked with OpenAlex) or by name (one match follows; several
         are listed, to choose one by its id)."""
         given = author_id(text)
 
-        def ask() -> list | FetchError:
+        def ask() -> list[Author] | FetchError:
             try:
                 if given:
                     found = self.lookup.author(given)

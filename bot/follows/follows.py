@@ -13,9 +13,9 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.exc import IntegrityError
 
 from bot.corpus.records import COLLECTION_MAX
+from bot.follows.models import Follow, FollowArrival, FreshWindow
 from store import Database
 from store.database import as_utc, upsert_insert
-from bot.follows.models import Follow, FollowArrival, FreshWindow
 from store.models import Paper
 
 KINDS = ("arxiv", "author", "citations")
@@ -72,7 +72,7 @@ class Follows:
         """A new follow; FollowExists or TooManyFollows (nothing written) otherwise."""
         try:
             with self.db.session() as session:
-                count = session.scalar(select(func.count(Follow.id)).where(Follow.channel_id == channel_id))
+                count = session.scalar(select(func.count(Follow.id)).where(Follow.channel_id == channel_id)) or 0
                 if count >= FOLLOWS_MAX:
                     raise TooManyFollows(str(FOLLOWS_MAX))
                 row = Follow(channel_id=channel_id, kind=kind, target=target, query=query, label=label,
@@ -139,7 +139,7 @@ class Follows:
 
     def latest_titles(self, follow_id: int, since: datetime, limit: int = 3) -> list[tuple[int, str]]:
         with self.db.session() as session:
-            return [tuple(r) for r in session.execute(
+            return [(paper_id, title) for paper_id, title in session.execute(
                 select(Paper.id, Paper.title).join(FollowArrival, FollowArrival.paper_id == Paper.id)
                 .where(FollowArrival.follow_id == follow_id, FollowArrival.arrived_at >= since)
                 .order_by(FollowArrival.arrived_at.desc(), Paper.id).limit(limit)

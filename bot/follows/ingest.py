@@ -21,23 +21,23 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import and_, or_, select, tuple_, update
+from sqlalchemy import ColumnElement, and_, or_, select, tuple_, update
 
 from bot.corpus.fetch import FetchError
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
 from bot.follows.arxiv import ArxivListing
 from bot.follows.follows import FollowView
+from bot.follows.models import Follow, FollowArrival, FollowClaim
 from bot.follows.openalex import OpenAlex
 from bot.follows.sources import WorkIds, read_papers
 from bot.search.service import SearchService
 from store import Database
 from store.database import upsert_insert
-from bot.follows.models import Follow, FollowArrival, FollowClaim
 from store.models import PaperExternalId, PaperSource, utcnow
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class Ingest:
             log.exception("follow %d (%s): fetch failed", follow.id, follow.label)
             self._close(follow, day, now, "failed", f"unexpected {type(problem).__name__}: {problem}")
             return None
-        arrivals = [(pid, reason) for pid, reason in zip(paper_ids, fetched.reasons) if pid is not None]
+        arrivals = [(pid, reason) for pid, reason in zip(paper_ids, fetched.reasons, strict=True) if pid is not None]
         return self._close(follow, day, now, "done", "", arrivals, fetched.mark)
 
     # --- fetching ---------------------------------------------------------------------------
@@ -215,7 +215,7 @@ class Ingest:
         return found
 
     def _close(self, follow: FollowView, day: date, now: datetime, state: str, message: str,
-               arrivals: list[tuple[int, str]] = (), mark: datetime | None = None) -> int:
+               arrivals: Sequence[tuple[int, str]] = (), mark: datetime | None = None) -> int:
         """Record the arrivals, move the mark and close the claim, in one transaction."""
         inserted = 0
         with self.db.session() as session:
@@ -238,7 +238,7 @@ class Ingest:
         return inserted
 
 
-def _retakable(now: datetime):
+def _retakable(now: datetime) -> ColumnElement[bool]:
     """A claim another tick may take: failed past its back-off (attempts left), or
     claimed by a process that died (past the lease)."""
     return or_(

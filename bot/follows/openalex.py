@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 from urllib.parse import urlencode
 
 from bot.corpus import identifiers
@@ -68,7 +69,7 @@ def work_id(text: str | None) -> str | None:
     return found.group(1).upper() if found else None
 
 
-def abstract_text(inverted: dict | None) -> str:
+def abstract_text(inverted: object) -> str:
     """The abstract from OpenAlex's inverted index: each word put back at its positions."""
     if not isinstance(inverted, dict):
         return ""
@@ -108,7 +109,8 @@ class OpenAlex:
         """Every work matching `filters` (OpenAlex's filter syntax), page by page with the
         cursor, up to `limit`. Should OpenAlex refuse cursor paging without an API key
         (401), the rest is read by page number (keyless, up to PAGE_PAGING_MAX works)."""
-        cursor, seen = "*", 0
+        cursor: str | None = "*"
+        seen = 0
         while cursor and seen < limit:
             try:
                 body = self._json(self._url("/works", filter=filters, cursor=cursor, **{"per-page": PER_PAGE}))
@@ -124,7 +126,8 @@ class OpenAlex:
                     yield work
             seen += len(rows)
             meta = body.get("meta") if isinstance(body, dict) else None
-            cursor = meta.get("next_cursor") if isinstance(meta, dict) and rows else None
+            following = meta.get("next_cursor") if isinstance(meta, dict) and rows else None
+            cursor = following if isinstance(following, str) else None
 
     def _numbered(self, filters: str, seen: int, limit: int) -> Iterator[Work]:
         """Basic paging (page=1, 2 ...) from the `seen`-th work on."""
@@ -165,12 +168,13 @@ class OpenAlex:
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def _url(self, path: str, **params) -> str:
+    def _url(self, path: str, **params: str | int) -> str:
         if self.mailto:
             params["mailto"] = self.mailto
         return f"{self.base}{path}?{urlencode(params, safe=':,|*')}"
 
-    def _json(self, url: str):
+    def _json(self, url: str) -> object:
+        """The answer as parsed JSON, of whatever shape OpenAlex gave it: the readers check."""
         body = self.fetcher.get(url)
         try:
             return json.loads(body)
@@ -178,23 +182,23 @@ class OpenAlex:
             raise OpenAlexError(f"{url}: OpenAlex answered something that is not JSON ({body[:60]!r})") from None
 
 
-def _results(body, what: str) -> list[dict]:
+def _results(body: object, what: str) -> list[dict[str, Any]]:
     rows = body.get("results") if isinstance(body, dict) else None
     if not isinstance(rows, list):
         raise OpenAlexError(f"OpenAlex {what}: the answer has no list of results")
     return [row for row in rows if isinstance(row, dict)]
 
 
-def _author(row: dict) -> Author:
-    if not isinstance(row, dict) or not author_id(str(row.get("id", ""))):
+def _author(row: object) -> Author:
+    if not isinstance(row, dict) or (found := author_id(str(row.get("id", "")))) is None:
         raise OpenAlexError("OpenAlex /authors: an author without an id")
     places = row.get("last_known_institutions") or []
     place = places[0].get("display_name", "") if places and isinstance(places[0], dict) else ""
-    return Author(author_id(str(row["id"])), clean_space(str(row.get("display_name") or "")),
+    return Author(found, clean_space(str(row.get("display_name") or "")),
                   clean_space(str(place or "")), int(row.get("works_count") or 0))
 
 
-def _work(row: dict) -> Work | None:
+def _work(row: dict[str, Any]) -> Work | None:
     """A work as a record; None for one without an id or a title (nothing to show)."""
     wid = work_id(row.get("id"))
     title = clean_space(str(row.get("title") or row.get("display_name") or ""))
@@ -230,7 +234,7 @@ def _doi(url: str | None) -> str | None:
     return value if scheme == identifiers.DOI else f"10.48550/arxiv.{value}"
 
 
-def _arxiv_location(row: dict) -> str | None:
+def _arxiv_location(row: dict[str, Any]) -> str | None:
     """The arXiv id of the work's arXiv copy, when one of its locations is on arXiv: the
     preprint and the published paper are then one paper in the library too."""
     for location in row.get("locations") or []:
@@ -242,7 +246,7 @@ def _arxiv_location(row: dict) -> str | None:
     return None
 
 
-def _date(text) -> date | None:
+def _date(text: object) -> date | None:
     try:
         return date.fromisoformat(str(text)) if text else None
     except ValueError:

@@ -10,11 +10,11 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import select
 
 from bot.corpus import identifiers
+from bot.follows.models import OpenAlexWork
 from bot.follows.openalex import OpenAlex
+from bot.services.models import Meeting, Post, PostVote, QueueItem
 from store import Database
 from store.database import as_utc, upsert_insert
-from bot.services.models import Meeting, Post, PostVote, QueueItem
-from bot.follows.models import OpenAlexWork
 from store.models import Paper, PaperExternalId
 
 ASK_AGAIN = timedelta(days=7)  # a paper OpenAlex did not know is looked up again after this
@@ -38,10 +38,10 @@ def read_papers(db: Database, channel_id: int, now: datetime) -> list[ReadPaper]
     began, a queue item done), voted up, or marked read; each once, by its strongest verb."""
     found: dict[int, tuple[int, date]] = {}
 
-    def note(paper_id: int | None, verb: str, moment) -> None:
+    def note(paper_id: int | None, verb: str, moment: date | None) -> None:
         if paper_id is None or moment is None:
             return
-        day = moment if isinstance(moment, date) and not isinstance(moment, datetime) else as_utc(moment).date()
+        day = as_utc(moment).date() if isinstance(moment, datetime) else moment
         rank = VERBS.index(verb)
         if paper_id not in found or rank < found[paper_id][0]:
             found[paper_id] = (rank, day)

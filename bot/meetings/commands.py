@@ -7,14 +7,12 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from bot.corpus.library import Library
-from bot.channels.channels import Channels, ChannelSettings
-from bot.feature import DigestSection, Feature, Kit
 from bot.cards.latex import readable
 from bot.cards.links import web_link
+from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import (
     WEEKDAYS,
     ScheduleError,
@@ -25,12 +23,15 @@ from bot.channels.schedule import (
     parse_zone,
     zone_names,
 )
+from bot.corpus.library import Library
+from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
-from bot.services.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
 from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
+from bot.services.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
+from bot.services.models import MEETING_LINK_CHARS, MEETING_PLACE_CHARS, Meeting, Presenter
 from store.database import as_utc
-from bot.services.models import MEETING_LINK_CHARS, MEETING_PLACE_CHARS
+from store.models import Paper
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +79,13 @@ class MeetingsFeature(Feature):
         upcoming = self.meetings.next_meeting(channel.id, plan, until) if plan and plan.enabled else None
         if not held and upcoming is None:
             return None
-        zone = ZoneInfo(plan.zone) if plan else ZoneInfo("UTC")
+        zone_name = plan.zone if plan else "UTC"
+        zone = ZoneInfo(zone_name)
         meeting = self.meetings.meeting(channel.id, upcoming[0]) if upcoming else None
         papers = self.library.get_many([m.paper_id for m in [*held, meeting] if m and m.paper_id])
         lines = [f"Met {as_utc(m.starts_at).astimezone(zone):%a %d %b}: {_meeting_paper(m, papers)}" for m in held]
         if upcoming is not None:
-            when = f"{upcoming[1].astimezone(zone):%a %d %b %H:%M} {plan.zone}"
+            when = f"{upcoming[1].astimezone(zone):%a %d %b %H:%M} {zone_name}"
             lines.append(f"Next: {when}: " + (_meeting_paper(meeting, papers) if meeting and meeting.paper_id else
                                              "the paper and presenter are chosen the day before (the head of "
                                              "the reading queue, the next on the rota)."))
@@ -143,11 +145,11 @@ class MeetingsFeature(Feature):
             require_manager(incoming, "set the meeting")
             self.meetings.set_plan(channel.id, plan, self.clock())
         elif action == "off" and len(words) == 1:
-            plan = self.meetings.plan(channel.id)
-            if plan is None:
+            current = self.meetings.plan(channel.id)
+            if current is None:
                 raise UsageError("There is no meeting to switch off.")
             require_manager(incoming, "switch the meeting off")
-            self.meetings.set_plan(channel.id, replace(plan, enabled=False), self.clock())
+            self.meetings.set_plan(channel.id, replace(current, enabled=False), self.clock())
         elif action == "skip" and len(words) == 2:
             day = self._skippable(channel.id, words[1])
             require_manager(incoming, "skip a meeting")
@@ -162,7 +164,7 @@ class MeetingsFeature(Feature):
                              "part of it), `session off`, `session skip DATE` or `session calendar [reset]`.")
         return Reply(text=f"Done. {self._describe(channel.id)}")
 
-    def _skippable(self, channel_id: int, text: str):
+    def _skippable(self, channel_id: int, text: str) -> date:
         try:
             day = parse_date(text)
         except ScheduleError as problem:
@@ -224,8 +226,8 @@ class MeetingsFeature(Feature):
             raise UsageError("Say `presenters add @member...` or `presenters remove @member...`.")
         users = _members(names)
         if action == "remove":
-            rota = {p.user_id for p in self.meetings.presenters(channel.id)}
-            strangers = [u for u in users if u not in rota]
+            on_rota = {p.user_id for p in self.meetings.presenters(channel.id)}
+            strangers = [u for u in users if u not in on_rota]
             if strangers:
                 raise UsageError(f"Not in the rota: {', '.join('@' + u for u in strangers)}. "
                                  "`presenters` lists it.")
@@ -317,9 +319,9 @@ class MeetingsFeature(Feature):
         notes = self.meetings.notes(channel.id, [m.paper_id for m in past if m.paper_id])
         lines = []
         for m in past:
-            paper = papers.get(m.paper_id)
+            paper = papers.get(m.paper_id) if m.paper_id is not None else None
             what = f"“{readable(paper.title)}” [{paper.id}]" if paper else "no paper"
-            noted = counted(len(notes.get(m.paper_id, [])), "note")
+            noted = counted(len(notes.get(m.paper_id, [])) if m.paper_id is not None else 0, "note")
             lines.append(f"{m.local_date:%Y-%m-%d}: {what}, presented by @{m.presenter or 'nobody'}, {noted}")
         return Reply(text="Past meetings, newest first:\n" + "\n".join(lines))
 
@@ -336,7 +338,7 @@ class MeetingsFeature(Feature):
             channel = channels[reminder.channel_id].ref
             try:
                 deliver(channel, self.reminder_reply(reminder, plans[reminder.channel_id]))
-            except Exception:  # noqa: BLE001 - released for a later tick; other channels go on
+            except Exception:  # released for a later tick; other channels go on
                 log.exception("sending the %s reminder to %s failed", reminder.kind, channel.key())
                 self.meetings.release(reminder)
                 continue
@@ -376,7 +378,7 @@ def _parse_plan(words: list[str], current: Plan | None) -> Plan:
     if cut < len(words) and not where:
         raise UsageError("Say where after `at`: a place (Room 4.12), a call link (https://...), both, or - for "
                          "neither.")
-    if len(when) > 4 or not when and cut == len(words):
+    if len(when) > 4 or (not when and cut == len(words)):
         raise UsageError(f"{SESSION_HOW}, or name one part to change it.")
     try:
         parts = named_parts(when, _plan_part)
@@ -386,8 +388,11 @@ def _parse_plan(words: list[str], current: Plan | None) -> Plan:
         raise UsageError(f"There is no meeting yet: give its day and time. {SESSION_HOW}.")
     base = current or Plan("mon", time(0, 0), "UTC", True)
     place, link = _where(where, base) if where else (base.place, base.link)
-    return Plan(parts.get("day", base.weekday), parts.get("time", base.local_time), parts.get("zone", base.zone),
-                True, parts.get("length", base.length), place, link)
+    day, at, zone, length = (parts.get("day", base.weekday), parts.get("time", base.local_time),
+                             parts.get("zone", base.zone), parts.get("length", base.length))
+    # named_parts hands values back as objects; _plan_part gave each kind its type
+    assert isinstance(day, str) and isinstance(at, time) and isinstance(zone, str) and isinstance(length, int)
+    return Plan(day, at, zone, True, length, place, link)
 
 
 def _plan_part(word: str) -> tuple[str, object]:
@@ -403,8 +408,8 @@ def _plan_part(word: str) -> tuple[str, object]:
     return "zone", parse_zone(word)
 
 
-def _meeting_paper(meeting, papers: dict) -> str:
-    paper = papers.get(meeting.paper_id)
+def _meeting_paper(meeting: Meeting, papers: dict[int, Paper]) -> str:
+    paper = papers.get(meeting.paper_id) if meeting.paper_id is not None else None
     title = f"[{paper.id}] {readable(paper.title)}" if paper else "a paper no longer in the library"
     return f"{title}, presented by @{meeting.presenter or 'nobody yet'}"
 
@@ -448,7 +453,7 @@ def _call(plan: Plan) -> str:
     return f" Call link: {plan.link}" if plan.link else ""
 
 
-def _coming(presenter, day) -> str:
+def _coming(presenter: Presenter, day: date | None) -> str:
     if day is not None:
         return f" (presents {day:%A %d %B})"
     return " (volunteered for next)" if presenter.volunteered_at else ""
@@ -463,9 +468,10 @@ def _your_turn(when: str, taken: list[tuple[str, str]]) -> str:
 
 def _members(names: list[str]) -> list[str]:
     users = [member_id(n) for n in names]
-    if any(u is None for u in users):
+    known = [u for u in users if u is not None]
+    if len(known) < len(users):
         bad = names[users.index(None)]
         if len(bad) > MEMBER_CHARS:
             raise UsageError(f"A member's name is at most {MEMBER_CHARS} characters.")
         raise UsageError(f"`{bad}` is not a member: use @name or a mention.")
-    return list(dict.fromkeys(users))
+    return list(dict.fromkeys(known))

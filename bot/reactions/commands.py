@@ -22,11 +22,11 @@ from bot.channels.channels import Channels, ChannelSettings
 from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import ChannelRef, Incoming, Reaction, Reply
+from bot.reactions.models import ReactionMark
+from bot.services.models import Post, PostVote
 from bot.services.votes import Votes, record_vote
 from store.database import upsert_insert
 from store.models import Channel
-from bot.services.models import Post, PostVote
-from bot.reactions.models import ReactionMark
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def _mark(session: Session, post_id: int, user_id: str, kind: str, added: bool,
     event as new or newer is recorded (a retry, or an event handled late): then None.
     An event without an order is applied as it comes."""
     seen = getattr(ReactionMark, f"{kind}_order")
-    values: dict = {f"{kind}_on": added}
+    values: dict[str, bool | int] = {f"{kind}_on": added}
     if order is not None:
         values[f"{kind}_order"] = order
     statement = upsert_insert(session, ReactionMark).values(post_id=post_id, user_id=user_id, **values)
@@ -118,12 +118,12 @@ def split_emoji(args: str) -> list[str]:
 def channel_emoji(stored: str | None) -> tuple[str, str, str]:
     """A channel's three emoji (up, down, read) from `channels.reactions`."""
     emoji = tuple(stored.split()) if stored else ()
-    return emoji if len(emoji) == 3 else DEFAULT_EMOJI  # type: ignore[return-value]
+    return emoji if len(emoji) == 3 else DEFAULT_EMOJI
 
 
 def describe(stored: str | None) -> str:
     emoji = channel_emoji(stored)
-    pairs = " · ".join(f"{e} {MEANINGS[k]}" for e, k in zip(emoji, KINDS))
+    pairs = " · ".join(f"{e} {MEANINGS[k]}" for e, k in zip(emoji, KINDS, strict=True))
     return f"Reactions: {pairs}" + ("" if stored else " (the default)")
 
 

@@ -11,11 +11,10 @@ import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 
-from bot.corpus.library import Library
 from bot.cards.cards import card
-from bot.channels.channels import Channels, ChannelSettings
 from bot.cards.latex import readable
-from bot.services.posts import Posts
+from bot.channels.channels import Channels, ChannelSettings
+from bot.corpus.library import Library
 from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import (
     Command,
@@ -28,12 +27,14 @@ from bot.grammar import (
     number,
     require_manager,
 )
-from bot.services.meetings import Meetings
 from bot.messages import Action, Deliver, Incoming, Reply, counted
 from bot.search.query import Query, QueryError
 from bot.search.service import SearchService
+from bot.services.meetings import Meetings
 from bot.services.polls import Option, PollRefused, Polls, PollView
+from bot.services.posts import Posts
 from bot.services.votes import POST_VOTES, Votes
+from store.models import Paper
 
 log = logging.getLogger(__name__)
 
@@ -286,7 +287,9 @@ class VotesFeature(Feature):
             return Reply(text=f"“{readable(paper.title)}” [{paper.id}] is already nominated.")
         return Reply(text=f"Nominated “{readable(paper.title)}” [{paper.id}]{how} for the next poll.")
 
-    def _paper_for(self, ref: str):
+    def _paper_for(self, ref: str) -> tuple[Paper, bool]:
+        """The paper `ref` names (its ID or another id), else the best match for `ref` as a
+        search; and whether it was found by searching."""
         if len(ref.split()) == 1:
             paper = self.library.find(ref) if number(ref) is not None or not looks_like_number(ref) else None
             if paper is not None:
@@ -325,7 +328,7 @@ class VotesFeature(Feature):
         poll = self.polls.create(channel.id, incoming.user.user_id, options, now, now + duration)
         return self.poll_reply(poll)
 
-    def _options(self, channel, count: int) -> list[Option]:
+    def _options(self, channel: ChannelSettings, count: int) -> list[Option]:
         """Nominations first (oldest first), then the channel's best unposted picks."""
         nominated = self.polls.open_nominations(channel.id)[:count]
         options = [Option(i, pid, at) for i, (pid, at) in enumerate(nominated, 1)]
@@ -355,8 +358,8 @@ class VotesFeature(Feature):
         """An open poll's options with the votes so far, and how to vote."""
         papers = self.library.get_many(o.paper_id for o in poll.options)
         counts = self.polls.counts(poll.id)
-        lines = [f"{o.position}. [{o.paper_id}] {readable(papers[o.paper_id].title)}: {_votes(counts.get(o.position, 0))}"
-                 for o in poll.options if o.paper_id in papers]
+        lines = [f"{o.position}. [{o.paper_id}] {readable(papers[o.paper_id].title)}: "
+                 f"{_votes(counts.get(o.position, 0))}" for o in poll.options if o.paper_id in papers]
         return (f"Poll {poll.id}, open until {poll.closes_at:%a %d %b %H:%M} UTC:\n" + "\n".join(lines)
                 + "\nVote with `vote OPTION`, e.g. `vote 1`.")
 
@@ -364,15 +367,15 @@ class VotesFeature(Feature):
         papers = self.library.get_many(o.paper_id for o in poll.options)
         tokenizer = self.search.tokenizer
         cards = [card(papers[o.paper_id], tokenizer) for o in poll.options]
-        for option, paper_card in zip(poll.options, cards):
+        for option, paper_card in zip(poll.options, cards, strict=True):
             paper_card.reason = f"Option {option.position}" + (" (nominated)" if option.nominated_at else "")
         return Reply(
             open_thread=f"Poll {poll.id}: what do we read next?",
             text=(f"Poll {poll.id}: what do we read next? Vote with the buttons or `vote OPTION` "
                   f"until {poll.closes_at:%a %d %b %H:%M} UTC."),
             cards=cards,
-            actions=[Action(f"{o.position}. {_short(readable(papers[o.paper_id].title))}", f"vote {poll.id} {o.position}")
-                     for o in poll.options],
+            actions=[Action(f"{o.position}. {_short(readable(papers[o.paper_id].title))}",
+                            f"vote {poll.id} {o.position}") for o in poll.options],
             poll_id=poll.id,
         )
 
@@ -413,7 +416,7 @@ class VotesFeature(Feature):
             closed.append(result)
             try:
                 deliver(channel.ref, self.result_reply(result))
-            except Exception:  # noqa: BLE001 - the result is counted and kept; one channel must not stop the tick
+            except Exception:  # the result is counted and kept; one channel must not stop the tick
                 log.exception("posting the result of poll %s to %s failed", poll_id, channel.ref.key())
         return closed
 
@@ -463,10 +466,15 @@ class VotesFeature(Feature):
         days = _days(args)
         channel = self.channels.get(incoming.channel)
         numbers = self.votes.participation(channel.id, self.clock() - timedelta(days=days))
-        voters = ", ".join(f"{user} ({count})" for user, count in numbers["top_voters"]) or "nobody yet"
+        posts, votes, members, top_voters = (numbers["posts"], numbers["votes"], numbers["voters"],
+                                             numbers["top_voters"])
+        # Votes.participation hands its numbers back as objects: counts, and (user, count) rows
+        assert isinstance(posts, int) and isinstance(votes, int) and isinstance(members, int)
+        assert isinstance(top_voters, list)
+        voters = ", ".join(f"{user} ({count})" for user, count in top_voters) or "nobody yet"
         return Reply(
-            text=(f"Last {counted(days, 'day')}: {counted(numbers['posts'], 'post')}, {_votes(numbers['votes'])} from "
-                  f"{counted(numbers['voters'], 'member')}. Most active: {voters}. "
+            text=(f"Last {counted(days, 'day')}: {counted(posts, 'post')}, {_votes(votes)} from "
+                  f"{counted(members, 'member')}. Most active: {voters}. "
                   f"Reading queue: {counted(len(self.polls.queue(channel.id)), 'paper')}.")
         )
 
@@ -475,9 +483,10 @@ def _poll_arguments(words: list[str]) -> tuple[int, timedelta]:
     count, duration = POLL_OPTIONS_DEFAULT, POLL_DURATION_DEFAULT
     rest = list(words)
     if rest and looks_like_number(rest[0]):
-        count = number(rest.pop(0), 2, POLL_OPTIONS_MAX)
-        if count is None:
+        asked = number(rest.pop(0), 2, POLL_OPTIONS_MAX)
+        if asked is None:
             raise UsageError(f"A poll has 2 to {POLL_OPTIONS_MAX} options.")
+        count = asked
     if rest:
         duration = parse_duration(rest.pop(0))
     if rest:
