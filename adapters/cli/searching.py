@@ -14,10 +14,10 @@ from store import open_database
 
 if TYPE_CHECKING:
     from bot.corpus.library import Library
-    from bot.search.service import SearchService
+    from bot.search.engine import Hit, SearchBackend, Searcher
 
 
-def open_search(url: str | None) -> tuple[Library, SearchService]:
+def open_search(url: str | None) -> tuple[Library, SearchBackend]:
     """The library and its search service, as bot.app wires them for the bot."""
     db = open_database(url)
     from bot.corpus.library import Library
@@ -41,7 +41,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     return _print_search(library, search, text, args)
 
 
-def _print_search(library: Library, search: SearchService, text: str, args: argparse.Namespace) -> int:
+def _print_search(library: Library, search: SearchBackend, text: str, args: argparse.Namespace) -> int:
     from adapters.console import render_card
     from bot.cards.cards import card
     from bot.search.query import Query, QueryError
@@ -64,7 +64,7 @@ def _print_search(library: Library, search: SearchService, text: str, args: argp
     return 0
 
 
-def run_batch(search: SearchService, source: str, k: int) -> int:
+def run_batch(search: SearchBackend, source: str, k: int) -> int:
     """One query a line in, one JSON line out, all against one loaded index."""
     from bot.search.query import Query, QueryError
 
@@ -90,5 +90,5 @@ def run_batch(search: SearchService, source: str, k: int) -> int:
     return 0
 
 
-def _batch_hit(index, hit) -> dict:
+def _batch_hit(index: Searcher, hit: Hit) -> dict[str, object]:
     return {"id": hit.paper_id, "title": index.title(hit.paper_id), "score": hit.score}

@@ -38,7 +38,7 @@ from bot.feature import DigestSection, Feature
 from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import PER_HOUR, AddSettings
-from bot.search.service import SearchService
+from bot.search.engine import SearchBackend
 from store.models import Paper, PaperExternalId, PaperSource
 
 MESSAGE_PAPERS = 5  # papers one `add` or one message adds at most: a reply stays readable
@@ -74,7 +74,7 @@ class AddCommands(Feature):
     def __init__(
         self,
         library: Library,
-        search: SearchService,
+        search: SearchBackend,
         channels: Channels,
         daily: DailyPosts,
         providers: Providers,

@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 
 class SearchService:
-    """Hands out the index for the corpus's current revision.
+    """Hands out the index for the corpus's current revision: the built-in engine's
+    backend (bot.search.engine.SearchBackend).
 
     With an index directory (by default next to a SQLite database, see
     bot.search.files.default_index_dir) it loads the version another process wrote, or
@@ -138,6 +139,10 @@ class SearchService:
         merger = self._merger
         if merger is not None:
             merger.join()
+
+    def location(self) -> str | None:
+        """The index directory, or None for an index this process holds in memory."""
+        return str(self.store.root) if self.store is not None else None
 
     def _replaced(self, index: SearchIndex) -> bool:
         """Another process (or a merge) named a new version of the same revision."""

@@ -30,8 +30,8 @@ from bot.grammar import (
 )
 from bot.meetings.meetings import Meetings
 from bot.messages import Action, Deliver, Incoming, Reply, counted
+from bot.search.engine import SearchBackend
 from bot.search.query import Query, QueryError
-from bot.search.service import SearchService
 from bot.votes.polls import Option, PollRefused, Polls, PollView
 from bot.votes.votes import POST_VOTES, Votes
 
@@ -62,7 +62,7 @@ class VoteCommands(Feature):
         self,
         channels: Channels,
         daily: DailyPosts,
-        search: SearchService,
+        search: SearchBackend,
         library: Library,
         votes: Votes,
         polls: Polls,
