@@ -59,9 +59,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     # The library and its index alone: an import needs no feature (nor their settings).
     library, search = open_search(args.database_url)
     from bot.corpus.records import CorpusFormatError
-    from bot.search import postings
+    from bot.search import loops
 
-    postings.short_lived()  # a day's segment needs no numba; a whole library's build does
+    loops.short_lived()  # a day's segment needs no numba; a whole library's build does
     failed = 0
     providers: list = []  # made once, for the first link or id
     # The papers are tokenised for the index as they are written, on the idle cores.

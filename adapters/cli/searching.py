@@ -31,9 +31,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     library, search = open_search(args.database_url)
     if args.batch:
         return run_batch(search, args.batch, args.k)
-    from bot.search import postings
+    from bot.search import loops
 
-    postings.short_lived()  # numpy's loops: importing numba would cost more than the query
+    loops.short_lived()  # numpy's loops: importing numba would cost more than the query
     text = " ".join(args.query)
     if not text.strip():
         print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)

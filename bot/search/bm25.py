@@ -11,7 +11,7 @@ twice counts twice, as in rank-bm25.
 Two flat arrays views of the corpus (memory-mapped when loaded):
 - term -> (document, frequency), documents ascending: four bytes a posting (a
   three-byte document number and a one-byte frequency in abstracts). Impacts are
-  computed from them as a query reads them (bot.search.postings, compiled), always
+  computed from them as a query reads them (bot.search.loops, compiled), always
   with the statistics the index is scored with, so a returned score is the
   reference's value in float64;
 - per term its highest impact (float32, rounded up), and for each long list the
@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bot.search import postings
+from bot.search import loops, postings
 from bot.search.arrays import Arrays, SparseRows, StringTable
 from bot.search.params import Bm25Params
 
@@ -356,9 +356,9 @@ class Bm25Index:
     def _ranked(
         self, k: int, docs: np.ndarray, ids: np.ndarray, query_tokens: Sequence[str]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """bot.search.postings.ranked over these (ascending) documents: the k best,
+        """bot.search.loops.ranked over these (ascending) documents: the k best,
         their exact scores and their frequency per query term (columns in `ids` order)."""
-        return postings.ranked(
+        return loops.ranked(
             k,
             np.ascontiguousarray(docs, dtype=np.int64),
             ids,
@@ -373,14 +373,14 @@ class Bm25Index:
 
     def doc_impacts(self, doc: int) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, exact impacts) of one document's terms."""
-        terms, tf = postings.terms_of(
+        terms, tf = loops.terms_of(
             doc, self.term_docs.indptr, self.term_docs.cols, self.term_docs.values
         )
         return terms, self._impacts(terms, np.full(len(terms), doc), tf)
 
     def live_doc_freq(self, live: np.ndarray) -> np.ndarray:
         """Per term, how many of its documents `live` keeps."""
-        return postings.live_doc_freq(self.term_docs.indptr, self.term_docs.cols, live)
+        return loops.live_doc_freq(self.term_docs.indptr, self.term_docs.cols, live)
 
     # --- internals -----------------------------------------------------------------
 
@@ -420,7 +420,7 @@ class Bm25Index:
     def _highest(self) -> np.ndarray:
         """Each term's highest impact with the built statistics, a float32 rounded up so
         that it stays a bound."""
-        highest = postings.highest_impacts(
+        highest = loops.highest_impacts(
             self.term_docs.indptr,
             self.term_docs.cols,
             self.term_docs.values,
@@ -435,13 +435,13 @@ class Bm25Index:
         self, ids: np.ndarray, weights: np.ndarray, k: int, allowed: np.ndarray | None
     ) -> np.ndarray:
         """The documents that can be in the top k (a superset, scored exactly afterwards):
-        bot.search.postings.contenders, with each term's bound. The heads' impacts times
+        bot.search.loops.contenders, with each term's bound. The heads' impacts times
         `scale` are within a factor `drift` of the true ones (1 when the index's
         statistics are the ones it was built with)."""
         lengths = (self.term_docs.indptr[ids + 1] - self.term_docs.indptr[ids]).tolist()
         take = max(FIRST_SEEDS, SEEDS_PER_HIT * k) if self._worth_seeding(lengths, k) else 0
         bounds = weights * self.scale[ids] * self.term_max[ids] * ((1 + SLACK) * self.drift)
-        return postings.contenders(
+        return loops.contenders(
             k,
             ids,
             weights * self.idf[ids],

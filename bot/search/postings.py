@@ -1,23 +1,14 @@
-"""Postings, and the loops a query runs over them.
+"""Postings: how a segment lays out which documents hold a term.
 
 Postings are CSR rows: term t's documents are cols[indptr[t]:indptr[t+1]], ascending,
 with their frequencies in values at the same positions. A document number is three
 little-endian bytes (`pack`: rows of cols are uint8 triples), so a posting is four
 bytes with its frequency; a segment holds at most 2**24 - 1 documents. Document lists
 passed in are ascending too, so each term's list is searched from where the last
-document was found.
-
-The loops come in two builds with the same results to the last bit: compiled
-(bot.search.compiled, numba), what a running bot and every long job use, and plain
-numpy (bot.search.vectorised), for a process that does one thing and exits
-(`paperclub search`, `paperclub import` of a day's papers): importing numba and
-loading its compiled loops from the cache costs most of a second, more than such a
-query over all of arXiv or such a segment's build.
+document was found. The loops over them are bot.search.loops's.
 """
 
 from __future__ import annotations
-
-from types import ModuleType
 
 import numpy as np
 
@@ -49,92 +40,3 @@ def unpack(packed: np.ndarray, dtype: type = np.int64) -> np.ndarray:
     wide[:, :DOC_BYTES] = packed
     numbers = wide.view("<u4").ravel()  # below 2**24: the same bits as int32
     return numbers.view(np.int32) if dtype == np.int32 else numbers.astype(dtype)
-
-
-# --- which loops ----------------------------------------------------------------------
-
-_short_lived = False
-# Postings a short-lived process passes through numpy's loops at most, where one pass
-# takes about 40 bytes a posting: a day's new papers, not a whole library's build.
-NUMPY_POSTINGS = 1 << 21
-
-
-def short_lived() -> None:
-    """This process does one thing and exits (`paperclub search`, `paperclub import`):
-    it searches, and builds a small segment, with the plain numpy loops, so that it
-    never imports numba unless it builds a large index. The answers are the same."""
-    global _short_lived
-    _short_lived = True
-
-
-def _query_loops() -> ModuleType:
-    if _short_lived:
-        from bot.search import vectorised
-
-        return vectorised
-    return _compiled()
-
-
-def _loops_for(cols: np.ndarray) -> ModuleType:
-    return _query_loops() if len(cols) <= NUMPY_POSTINGS else _compiled()
-
-
-def _compiled() -> ModuleType:
-    from bot.search import compiled
-
-    return compiled
-
-
-def contenders(*args):
-    """The documents that can be in the top k (see bot.search.compiled.contenders)."""
-    return _query_loops().contenders(*args)
-
-
-def ranked(*args):
-    """The k best of these documents by exact score (bot.search.compiled.ranked)."""
-    return _query_loops().ranked(*args)
-
-
-def live_doc_freq(indptr, cols, live):
-    """Per term, how many of its documents are live (compiled.live_doc_freq)."""
-    return _loops_for(cols).live_doc_freq(indptr, cols, live)
-
-
-def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm):
-    """Per term, its highest impact (compiled.highest_impacts): a build's."""
-    return _loops_for(cols).highest_impacts(indptr, cols, values, idf, k1_plus_1, norm)
-
-
-def terms_of(*args):
-    """(term ids, frequencies) of one document (compiled.terms_of)."""
-    return _compiled().terms_of(*args)
-
-
-_warmed = False
-
-
-def warm() -> None:
-    """Compile (or load from the disk cache) the loops a search runs, with the types
-    the index gives them: once per process, at start-up, not during a member's first
-    search (a first compile takes seconds; loading from the cache, milliseconds)."""
-    global _warmed
-    if _warmed or _short_lived:
-        return
-    _warmed = True
-    loops = _compiled()
-    docs = pack(np.array([0, 1], dtype=np.int64))
-    indptr, cols = frozen(np.array([0, 2], dtype=np.int64)), frozen(docs)
-    heads = (frozen(np.zeros(0, dtype=np.int64)), frozen(np.zeros(0, dtype=np.int32)))
-    terms, weights = np.array([0], dtype=np.int64), np.array([1.0])
-    norm, norm32 = np.ones(2), np.ones(2, dtype=np.float32)
-    # Term frequencies take one byte in abstracts, more where a paper repeats a word past
-    # 255 times (bm25._smallest_unsigned): each width is its own compiled loop.
-    for width in (np.uint8, np.uint16, np.uint32):
-        values = frozen(np.array([1, 2], dtype=width))
-        found = loops.contenders(1, terms, weights, weights, 1, 0.5, 1e-4, indptr, cols, values,
-                                 heads, np.zeros(0, dtype=np.bool_), 2.5, norm, norm32,
-                                 np.zeros(2, dtype=np.float32), 1, 1)
-        loops.ranked(1, found, terms, weights, terms, indptr, cols, values, 2.5, norm)
-        loops.terms_of(0, indptr, cols, values)
-        loops.highest_impacts(indptr, cols, values, frozen(weights), 2.5, norm)
-    loops.live_doc_freq(indptr, cols, np.ones(2, dtype=np.bool_))

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search import postings
+from bot.search import loops
 from bot.search.batch import Batch
 from bot.search.bm25 import Bm25Params, Stats
 from bot.search.content import IndexContent
@@ -82,7 +82,7 @@ class SearchService:
         """For a process that serves members: the index loaded and the compiled loops
         ready now, not inside the first search's 3-second ack. A one-off command skips
         it: each loop loads (from numba's disk cache) when a search first runs it."""
-        postings.warm()
+        loops.warm()
         return self.current()
 
     @contextmanager

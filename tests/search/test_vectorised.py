@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.search import compiled, postings, vectorised
+from bot.search import compiled, loops, postings, vectorised
 from bot.search.bm25 import Bm25Index
 from tests.conftest import REPO
 from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded
@@ -22,7 +22,7 @@ from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded
 @pytest.fixture
 def plain(monkeypatch):
     """Search with the numpy loops for this test, as `paperclub search` does."""
-    monkeypatch.setattr(postings, "_short_lived", True)
+    monkeypatch.setattr(loops, "_short_lived", True)
 
 
 def _answers(index: Bm25Index, queries, k=10, allowed=None):
@@ -52,9 +52,9 @@ def test_numpy_loops_answer_as_the_compiled_ones(source, corpus_tokens, tmp_path
         for allowed in masks:
             for k in (1, 10):
                 fast = _answers(index, queries, k, allowed)
-                monkeypatch.setattr(postings, "_short_lived", True)
+                monkeypatch.setattr(loops, "_short_lived", True)
                 slow = _answers(index, queries, k, allowed)
-                monkeypatch.setattr(postings, "_short_lived", False)
+                monkeypatch.setattr(loops, "_short_lived", False)
                 assert slow == fast  # documents, float scores (==, not approx), matched terms
     assert sum(len(a) for a in fast) > 50  # the queries found something
 
@@ -98,10 +98,10 @@ def test_highest_impacts_match_to_the_bit():
 
 def test_a_short_lived_process_builds_large_segments_compiled(monkeypatch):
     """numpy's loops take ~40 bytes a posting: past NUMPY_POSTINGS a build goes compiled."""
-    monkeypatch.setattr(postings, "_short_lived", True)
-    small, large = np.zeros((10, 3), np.uint8), np.zeros((postings.NUMPY_POSTINGS + 1, 3), np.uint8)
-    assert postings._loops_for(small) is vectorised
-    assert postings._loops_for(large) is compiled
+    monkeypatch.setattr(loops, "_short_lived", True)
+    small, large = np.zeros((10, 3), np.uint8), np.zeros((loops.NUMPY_POSTINGS + 1, 3), np.uint8)
+    assert loops._loops_for(small) is vectorised
+    assert loops._loops_for(large) is compiled
 
 
 def test_a_search_command_imports_no_numba(seeded_copy):
