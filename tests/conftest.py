@@ -60,7 +60,7 @@ def pytest_configure(config):
     ~20 s of CPU compiling the same loops at once."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
         return
-    from bot.search import loops
+    from bot.search.builtin import loops
 
     loops.warm()
 

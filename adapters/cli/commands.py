@@ -57,11 +57,10 @@ def open_services(url: str | None = None, at: datetime | None = None) -> Service
 
 def cmd_import(args: argparse.Namespace) -> int:
     # The library and its index alone: an import needs no feature (nor their settings).
-    library, search = open_search(args.database_url)
+    # A day's segment needs no numba; a whole library's build does (and imports it).
+    library, search = open_search(args.database_url, short_lived=True)
     from bot.corpus.records import CorpusFormatError
-    from bot.search import loops
 
-    loops.short_lived()  # a day's segment needs no numba; a whole library's build does
     failed = 0
     providers: list = []  # made once, for the first link or id
     # The papers are tokenised for the index as they are written, on the idle cores.

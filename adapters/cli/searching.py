@@ -17,23 +17,22 @@ if TYPE_CHECKING:
     from bot.search.engine import Hit, SearchBackend, Searcher
 
 
-def open_search(url: str | None) -> tuple[Library, SearchBackend]:
-    """The library and its search service, as bot.app wires them for the bot."""
+def open_search(url: str | None, short_lived: bool = False) -> tuple[Library, SearchBackend]:
+    """The library and its search engine, as bot.app wires them for the bot;
+    `short_lived` for a command that does one thing and exits."""
     db = open_database(url)
     from bot.corpus.library import Library
-    from bot.search.service import SearchService
+    from bot.search.builtin import service
 
     library = Library(db)
-    return library, SearchService(library)
+    return library, service.open_search(library, short_lived)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    library, search = open_search(args.database_url)
+    # One query: numpy's loops, as importing numba would cost more than the query.
+    library, search = open_search(args.database_url, short_lived=not args.batch)
     if args.batch:
         return run_batch(search, args.batch, args.k)
-    from bot.search import loops
-
-    loops.short_lived()  # numpy's loops: importing numba would cost more than the query
     text = " ".join(args.query)
     if not text.strip():
         print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)

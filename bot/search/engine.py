@@ -7,8 +7,8 @@ set of papers, a paper's title and a sample of papers to tour; and asks it as a
 `Searcher` (an engine that also reads members' queries) for searches, did-you-mean and
 filter refusals. Only paper ids, terms and scores cross the interface: no document
 numbers, masks or arrays, so another engine (rank-bm25 over a small corpus, a hosted
-one) can stand in. `bot.search.service.SearchService` is the built-in backend, and
-`bot.search.index.SearchIndex` its engine and searcher.
+one) can stand in. `bot.search.builtin.service.SearchService` is the built-in backend, and
+`bot.search.builtin.index.SearchIndex` its engine and searcher.
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.bm25 import Bm25Params
-from bot.search.content import IndexContent
+from bot.search.builtin.content import IndexContent
+from bot.search.params import Bm25Params
 from bot.search.tokens import Tokenizer
 
 

@@ -26,7 +26,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from bot.search.arrays import Arrays, StringTable
+from bot.search.builtin.arrays import Arrays, StringTable
 
 SHORTEST = 3  # shorter words are left alone: "gp" or "rl" are as likely meant as typed
 LONGEST = 40  # longer runs of letters are not words anyone types

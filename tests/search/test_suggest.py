@@ -6,10 +6,10 @@ import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
 from bot.messages import ChannelRef, Incoming, UserRef
-from bot.search.content import IndexContent
-from bot.search.index import SearchIndex
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.index import SearchIndex
+from bot.search.builtin.service import SearchService
 from bot.search.query import Query
-from bot.search.service import SearchService
 from bot.search.suggest import Spellcheck, Spelling
 from bot.search.tokens import Tokenizer
 

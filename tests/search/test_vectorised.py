@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.search import compiled, loops, postings, vectorised
-from bot.search.bm25 import Bm25Index
+from bot.search.builtin import compiled, loops, postings, vectorised
+from bot.search.builtin.bm25 import Bm25Index
 from tests.conftest import REPO
 from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded
 
@@ -122,10 +122,10 @@ def test_a_search_command_imports_no_numba(seeded_copy):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     modules = set(json.loads(done.stderr.strip().splitlines()[-1]))
-    assert "bot.search.vectorised" in modules
+    assert "bot.search.builtin.vectorised" in modules
     # Nor what only other commands use: PostgreSQL's dialect (SQLite here), the
     # tokenising pool, did-you-mean's edit distances (the query matches).
-    assert not {"numba", "scipy", "alembic", "bot.search.compiled", "sqlalchemy.dialects.postgresql",
+    assert not {"numba", "scipy", "alembic", "bot.search.builtin.compiled", "sqlalchemy.dialects.postgresql",
                 "concurrent.futures.process", "multiprocessing", "rapidfuzz"} & modules
     hits = [(h["paper_id"], h["score"]) for h in json.loads(done.stdout)["hits"]]
     assert hits == _compiled_hits(seeded_copy, "graph neural networks") and len(hits) == 10
@@ -145,7 +145,7 @@ def _compiled_hits(url: str, text: str) -> list[tuple[int, float]]:
 def test_a_small_transpose_sorts_as_scipy_counts(monkeypatch, cols_dtype):
     """A day's segment is transposed by numpy's stable sort (no scipy to import): the
     same rows, values and types as scipy's counting sort gives a large build."""
-    from bot.search import arrays
+    from bot.search.builtin import arrays
 
     rng = np.random.default_rng(8)
     lengths = rng.integers(0, 12, size=200)

@@ -1,8 +1,8 @@
-"""The loops a query runs over postings (bot.search.postings), and which build of them.
+"""The loops a query runs over postings (bot.search.builtin.postings), and which build of them.
 
 The loops come in two builds with the same results to the last bit: compiled
-(bot.search.compiled, numba), what a running bot and every long job use, and plain
-numpy (bot.search.vectorised), for a process that does one thing and exits
+(bot.search.builtin.compiled, numba), what a running bot and every long job use, and plain
+numpy (bot.search.builtin.vectorised), for a process that does one thing and exits
 (`paperclub search`, `paperclub import` of a day's papers): importing numba and
 loading its compiled loops from the cache costs most of a second, more than such a
 query over all of arXiv or such a segment's build.
@@ -14,7 +14,7 @@ from types import ModuleType
 
 import numpy as np
 
-from bot.search.postings import frozen, pack
+from bot.search.builtin.postings import frozen, pack
 
 _short_lived = False
 # Postings a short-lived process passes through numpy's loops at most, where one pass
@@ -32,7 +32,7 @@ def short_lived() -> None:
 
 def _query_loops() -> ModuleType:
     if _short_lived:
-        from bot.search import vectorised
+        from bot.search.builtin import vectorised
 
         return vectorised
     return _compiled()
@@ -43,18 +43,18 @@ def _loops_for(cols: np.ndarray) -> ModuleType:
 
 
 def _compiled() -> ModuleType:
-    from bot.search import compiled
+    from bot.search.builtin import compiled
 
     return compiled
 
 
 def contenders(*args):
-    """The documents that can be in the top k (see bot.search.compiled.contenders)."""
+    """The documents that can be in the top k (see bot.search.builtin.compiled.contenders)."""
     return _query_loops().contenders(*args)
 
 
 def ranked(*args):
-    """The k best of these documents by exact score (bot.search.compiled.ranked)."""
+    """The k best of these documents by exact score (bot.search.builtin.compiled.ranked)."""
     return _query_loops().ranked(*args)
 
 

@@ -3,11 +3,11 @@
 An `IndexContent` is BM25 over the papers' text, the papers' ids and titles, the
 postings of the filter fields (author words, tracks, collections, tags) with the values
 as written for those a reply lists, and the words as written that did-you-mean suggests
-(see bot.search.suggest), all flat arrays that `bot.search.files` writes and
+(see bot.search.suggest), all flat arrays that `bot.search.builtin.files` writes and
 memory-maps back.
 
-A build assembles it from tokenised papers (`bot.search.batch`), tokenised here or on
-worker processes (`bot.search.tokenising`). Given the previous version, a build
+A build assembles it from tokenised papers (`bot.search.builtin.batch`), tokenised here or on
+worker processes (`bot.search.builtin.tokenising`). Given the previous version, a build
 re-tokenises only papers whose content hash changed or that are new, and reuses the
 other rows: the global statistics (N, avgdl, idf) change with every import, so each
 term's bounds are always recomputed, but that is compiled work.
@@ -24,11 +24,12 @@ import numpy as np
 
 from bot.collector import give_back_free_memory
 from bot.corpus.indexed import IndexedPaper
-from bot.search.arrays import Arrays, SparseRows, StringTable, digest_order
-from bot.search.batch import FILTER_FIELDS, LISTED_FIELDS, Batch, content_hash
-from bot.search.bm25 import Bm25Index, Bm25Params, TermCounts
+from bot.search.builtin.arrays import Arrays, SparseRows, StringTable, digest_order
+from bot.search.builtin.batch import FILTER_FIELDS, LISTED_FIELDS, Batch, content_hash
+from bot.search.builtin.bm25 import Bm25Index, TermCounts
+from bot.search.builtin.tokenising import GROUP, tokenised
+from bot.search.params import Bm25Params
 from bot.search.suggest import Spelling, WordCounts
-from bot.search.tokenising import GROUP, tokenised
 from bot.search.tokens import Tokenizer
 
 SPELLING_MIN_PAPERS = 2  # a word is suggested only if its stem is in this many papers
@@ -268,7 +269,7 @@ class IndexContent:
 
 def title_sets(title_terms: SparseRows, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray]:
     """(a key per document for the set of its title's terms, sorted; the documents in
-    that order): a title is found by its terms with one binary search (bot.search.index
+    that order): a title is found by its terms with one binary search (bot.search.builtin.index
     puts the paper whose title a query spells first). A set's key is the sum of a
     well-mixed 64-bit value per term id, so it needs no order; different sets that
     share a key (one chance in 2**64 for two) are told apart by checking the rows."""

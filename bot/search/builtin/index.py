@@ -1,8 +1,8 @@
 """The built-in engine and searcher (bot.search.engine): the corpus at one revision.
 
-`SearchIndex` is immutable: a new corpus revision gives a new one (bot.search.service
+`SearchIndex` is immutable: a new corpus revision gives a new one (bot.search.builtin.service
 swaps them), so a search in flight always sees one whole, consistent index. It is BM25
-over one or more segments (bot.search.segments) of flat arrays (bot.search.content),
+over one or more segments (bot.search.builtin.segments) of flat arrays (bot.search.builtin.content),
 with postings for the filters, title matching and did-you-mean; documents are numbered
 across the segments, a numbering that never leaves this module.
 """
@@ -15,12 +15,13 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.batch import field_value_key, plain_terms
-from bot.search.bm25 import Bm25Index, Bm25Params, Matched, Stats
-from bot.search.content import IndexContent
+from bot.search.builtin.batch import field_value_key, plain_terms
+from bot.search.builtin.bm25 import Bm25Index, Matched, Stats
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.segments import Part, global_stats, live_masks
 from bot.search.engine import Hit, drawn
+from bot.search.params import Bm25Params
 from bot.search.query import FILTER_PATTERN, Query
-from bot.search.segments import Part, global_stats, live_masks
 from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
 
@@ -34,7 +35,7 @@ _FIELD_NAMES = {
 
 class SearchIndex:
     """The corpus at one revision: BM25 over the text plus postings for the filters, in
-    one or more segments (bot.search.segments). Documents are numbered across the
+    one or more segments (bot.search.builtin.segments). Documents are numbered across the
     segments, oldest first; a document whose paper a later segment holds again is dead
     and never found, listed or scored."""
 
@@ -48,7 +49,7 @@ class SearchIndex:
         stats: Sequence[Stats] | None = None,
     ):
         """`stats`: the segments' global statistics where the caller has them already
-        (bot.search.segments.joined); computed here otherwise."""
+        (bot.search.builtin.segments.joined); computed here otherwise."""
         self.revision = revision
         self.tokenizer = tokenizer
         self.version = version  # the stored version it was loaded from, if any

@@ -3,8 +3,8 @@
 A `Batch` holds, for some papers, their ids, content hashes and titles, the counts of
 their terms (text and title) and of their filter keys (author words, tracks,
 collections, tags), and the words and values as written that did-you-mean and the
-listings show. Batches merge in order into one; `bot.search.content` assembles the
-searchable arrays from the result, and `bot.search.tokenising` makes batches on worker
+listings show. Batches merge in order into one; `bot.search.builtin.content` assembles the
+searchable arrays from the result, and `bot.search.builtin.tokenising` makes batches on worker
 processes.
 """
 
@@ -22,8 +22,8 @@ import numpy as np
 
 from bot.corpus.folding import fold
 from bot.corpus.indexed import IndexedPaper
-from bot.search.arrays import StringTable
-from bot.search.bm25 import TermCounts
+from bot.search.builtin.arrays import StringTable
+from bot.search.builtin.bm25 import TermCounts
 from bot.search.suggest import WordCounts
 from bot.search.tokens import Tokenizer
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from bot.collector import without_cycle_collection
 from bot.corpus.indexed import IndexedPaper
-from bot.search.batch import Batch
+from bot.search.builtin.batch import Batch
 from bot.search.tokens import Tokenizer
 
 if TYPE_CHECKING:  # the pool loads when a build is big enough to use it: a search never does

@@ -5,7 +5,7 @@ with their frequencies in values at the same positions. A document number is thr
 little-endian bytes (`pack`: rows of cols are uint8 triples), so a posting is four
 bytes with its frequency; a segment holds at most 2**24 - 1 documents. Document lists
 passed in are ascending too, so each term's list is searched from where the last
-document was found. The loops over them are bot.search.loops's.
+document was found. The loops over them are bot.search.builtin.loops's.
 """
 
 from __future__ import annotations

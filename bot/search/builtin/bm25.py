@@ -11,7 +11,7 @@ twice counts twice, as in rank-bm25.
 Two flat arrays views of the corpus (memory-mapped when loaded):
 - term -> (document, frequency), documents ascending: four bytes a posting (a
   three-byte document number and a one-byte frequency in abstracts). Impacts are
-  computed from them as a query reads them (bot.search.loops, compiled), always
+  computed from them as a query reads them (bot.search.builtin.loops, compiled), always
   with the statistics the index is scored with, so a returned score is the
   reference's value in float64;
 - per term its highest impact (float32, rounded up), and for each long list the
@@ -39,8 +39,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bot.search import loops, postings
-from bot.search.arrays import Arrays, SparseRows, StringTable
+from bot.search.builtin import loops, postings
+from bot.search.builtin.arrays import Arrays, SparseRows, StringTable
 from bot.search.params import Bm25Params
 
 # Float32 impacts are within ~1e-7 of the float64 ones; sums of them, within ~1e-6. Every
@@ -180,7 +180,7 @@ class Bm25Index:
         """`term_docs`: each term's documents, ascending, with the term's frequency in
         each. `stats`: the idf of each vocabulary term and the mean length to score
         with, when they are the whole index's rather than these documents' own (a
-        segment, see bot.search.segments). `heads` (see `_heads`) and `term_max` (each
+        segment, see bot.search.builtin.segments). `heads` (see `_heads`) and `term_max` (each
         term's highest impact) come with the stats they were computed with."""
         self.vocabulary = vocabulary
         self.term_docs = SparseRows(*map(postings.frozen, term_docs.arrays("t").values()))
@@ -356,7 +356,7 @@ class Bm25Index:
     def _ranked(
         self, k: int, docs: np.ndarray, ids: np.ndarray, query_tokens: Sequence[str]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """bot.search.loops.ranked over these (ascending) documents: the k best,
+        """bot.search.builtin.loops.ranked over these (ascending) documents: the k best,
         their exact scores and their frequency per query term (columns in `ids` order)."""
         return loops.ranked(
             k,
@@ -435,7 +435,7 @@ class Bm25Index:
         self, ids: np.ndarray, weights: np.ndarray, k: int, allowed: np.ndarray | None
     ) -> np.ndarray:
         """The documents that can be in the top k (a superset, scored exactly afterwards):
-        bot.search.loops.contenders, with each term's bound. The heads' impacts times
+        bot.search.builtin.loops.contenders, with each term's bound. The heads' impacts times
         `scale` are within a factor `drift` of the true ones (1 when the index's
         statistics are the ones it was built with)."""
         lengths = (self.term_docs.indptr[ids + 1] - self.term_docs.indptr[ids]).tolist()

@@ -9,7 +9,7 @@ frequency costs several passes. Here each loop is one pass, with the impact
 computed as it goes (`weight` is the query term's count times its idf, `norm[doc]` is
 k1 * (1 - b + b * dl / avgdl)), so the index stores small integer frequencies rather
 than float impacts, and every score is exact for whatever statistics it is given.
-The layout of the postings is bot.search.postings's; bot.search.vectorised holds the
+The layout of the postings is bot.search.builtin.postings's; bot.search.builtin.vectorised holds the
 same query loops in plain numpy, for a process that answers one query and exits.
 
 `cache=True` compiles once per machine (into __pycache__, or numba's user cache when

@@ -1,4 +1,4 @@
-"""The loops a query runs (bot.search.compiled's), in plain numpy: for a process that
+"""The loops a query runs (bot.search.builtin.compiled's), in plain numpy: for a process that
 answers one query and exits, which would spend longer importing numba and loading its
 compiled loops than searching. Each returns what its compiled twin returns, to the
 last bit of every score (the same float64 operations in the same order;
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bot.search.postings import unpack
+from bot.search.builtin.postings import unpack
 
 CHUNK = 1 << 24  # postings unpacked at a time by live_doc_freq: bounded memory
 
