@@ -36,6 +36,7 @@ def update_index(search: SearchBackend) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from bot.search.builtin.index import SearchIndex
     from bot.search.evaluation import BeirFormatError, as_json, describe, evaluate, read_beir
 
     folder = Path(args.folder)
@@ -48,7 +49,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    result = evaluate(data, params=Bm25Params(k1=args.k1, b=args.b), title_weight=args.title_weight)
+    params = Bm25Params(k1=args.k1, b=args.b)
+    result = evaluate(data, SearchIndex.build, params=params, title_weight=args.title_weight)
     print(as_json(result) if args.json else describe(result))
     return 0
 
