@@ -15,8 +15,8 @@ from collections.abc import Collection, Iterable, Sequence
 from rank_bm25 import BM25Okapi
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.builtin.batch import field_value_key
 from bot.search.engine import Hit, drawn
+from bot.search.fields import field_value_key
 from bot.search.params import Bm25Params
 from bot.search.tokens import Tokenizer
 

@@ -25,9 +25,10 @@ import numpy as np
 from bot.collector import give_back_free_memory
 from bot.corpus.indexed import IndexedPaper
 from bot.search.builtin.arrays import Arrays, SparseRows, StringTable, digest_order
-from bot.search.builtin.batch import FILTER_FIELDS, LISTED_FIELDS, Batch, content_hash
+from bot.search.builtin.batch import Batch, content_hash
 from bot.search.builtin.bm25 import Bm25Index, TermCounts
 from bot.search.builtin.tokenising import GROUP, tokenised
+from bot.search.fields import FILTER_FIELDS, LISTED_FIELDS
 from bot.search.params import Bm25Params
 from bot.search.suggest import Spelling, WordCounts
 from bot.search.tokens import Tokenizer

@@ -15,22 +15,16 @@ from collections.abc import Collection, Iterable, Sequence
 import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.builtin.batch import field_value_key, plain_terms
+from bot.search.builtin.batch import plain_terms
 from bot.search.builtin.bm25 import Bm25Index, Matched, Stats
 from bot.search.builtin.content import IndexContent
 from bot.search.builtin.segments import Part, global_stats, live_masks
 from bot.search.engine import Hit, drawn
+from bot.search.fields import LISTED_FIELDS, field_value_key, unknown_value
 from bot.search.params import Bm25Params
 from bot.search.query import FILTER_PATTERN, Query
 from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
-
-LISTED_MAX = 10  # values an unknown filter's reply lists: the most used ones, then "…"
-_FIELD_NAMES = {
-    "track": ("track", "tracks"),
-    "in": ("collection", "collections"),
-    "tag": ("tag", "tags"),
-}
 
 
 class SearchIndex:
@@ -180,21 +174,11 @@ class SearchIndex:
         return None
 
     def _no_such(self, fld: str, value: str) -> str:
-        if fld == "author":
-            return f"No author matching `{value}`."
-        one, many = _FIELD_NAMES[fld]
         counted: Counter[str] = Counter()
-        for part in self.parts:
+        for part in self.parts if fld in LISTED_FIELDS else ():
             for name, papers in part.content.filters[fld].values():
                 counted[name] += papers
-        listed = list(counted.items())
-        if not listed:
-            return f"No {one} `{value}`; no paper has {many}."
-        # The most used values when there are too many to list, shown alphabetically.
-        shown = sorted(listed, key=lambda v: -v[1])[:LISTED_MAX]
-        names = sorted((name for name, _papers in shown), key=str.casefold)
-        more = ", …" if len(listed) > LISTED_MAX else ""
-        return f"No {one} `{value}`; {many}: {', '.join(names)}{more}"
+        return unknown_value(fld, value, counted)
 
     # --- words ---------------------------------------------------------------------
 
