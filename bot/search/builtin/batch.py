@@ -21,8 +21,8 @@ import numpy as np
 from bot.corpus.indexed import IndexedPaper
 from bot.search.builtin.arrays import StringTable
 from bot.search.builtin.bm25 import TermCounts
+from bot.search.builtin.spelling import WordCounts
 from bot.search.fields import FILTER_FIELDS, LISTED_FIELDS, display_names, filter_keys
-from bot.search.suggest import WordCounts
 from bot.search.tokens import Tokenizer
 
 

@@ -3,7 +3,7 @@
 An `IndexContent` is BM25 over the papers' text, the papers' ids and titles, the
 postings of the filter fields (author words, tracks, collections, tags) with the values
 as written for those a reply lists, and the words as written that did-you-mean suggests
-(see bot.search.suggest), all flat arrays that `bot.search.builtin.files` writes and
+(see bot.search.builtin.spelling), all flat arrays that `bot.search.builtin.files` writes and
 memory-maps back.
 
 A build assembles it from tokenised papers (`bot.search.builtin.batch`), tokenised here or on
@@ -27,10 +27,10 @@ from bot.corpus.indexed import IndexedPaper
 from bot.search.builtin.arrays import Arrays, SparseRows, StringTable, digest_order
 from bot.search.builtin.batch import Batch, content_hash
 from bot.search.builtin.bm25 import Bm25Index, TermCounts
+from bot.search.builtin.spelling import Spelling, WordCounts
 from bot.search.builtin.tokenising import GROUP, tokenised
 from bot.search.fields import FILTER_FIELDS, LISTED_FIELDS
 from bot.search.params import Bm25Params
-from bot.search.suggest import Spelling, WordCounts
 from bot.search.tokens import Tokenizer
 
 SPELLING_MIN_PAPERS = 2  # a word is suggested only if its stem is in this many papers
@@ -310,7 +310,7 @@ def _names_from(arrays: Mapping[str, np.ndarray], fld: str) -> StringTable | Non
 def _spelling(
     words: WordCounts, tokenizer: Tokenizer, vocabulary: list[str], bm25: Bm25Index
 ) -> Spelling:
-    """The words whose stem is in SPELLING_MIN_PAPERS papers or more (bot.search.suggest
+    """The words whose stem is in SPELLING_MIN_PAPERS papers or more (bot.search.builtin.spelling
     says why). `vocabulary` is BM25's, sorted: term ids are ranks in it."""
     papers = bm25.term_docs.row_lengths()
     keep = []
