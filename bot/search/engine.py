@@ -14,10 +14,10 @@ one) can stand in. `bot.search.builtin.service.SearchService` is the built-in ba
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, SupportsInt, runtime_checkable
 
 from bot.search.query import Query
 from bot.search.suggest import Spellcheck
@@ -157,7 +157,17 @@ class SearchBackend(Protocol):
         ...
 
 
-def drawn(ids: Sequence[int], count: int, seed: str, excluded: Collection[int]) -> list[int]:
+class PaperIds(Protocol):
+    """Paper ids in an engine's order: a list, or the engine's array of them."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, position: int, /) -> SupportsInt: ...
+
+    def __iter__(self) -> Iterator[SupportsInt]: ...
+
+
+def drawn(ids: PaperIds, count: int, seed: str, excluded: Collection[int]) -> list[int]:
     """A deterministic sample of `ids` outside `excluded`: random draws seeded by `seed`
     (a bounded number of them), and when they find nothing, the first in order. One
     function for every engine, so a daily tour does not depend on which one serves it."""

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.corpus.indexed import IndexedPaper
 from bot.search.engine import Engine
@@ -65,7 +66,7 @@ def read_beir(folder: Path, split: str = "test") -> BeirData:
     return BeirData(doc_ids, titles, texts, queries, _qrels(folder / "qrels" / f"{split}.tsv"))
 
 
-def _jsonl(path: Path) -> Iterator[dict]:
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, compress
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -238,12 +238,12 @@ class Bm25Index:
 
     @classmethod
     def from_counts(cls, counts: TermCounts, params: Bm25Params = Bm25Params()) -> Bm25Index:
-        """The index of these counts. Consumes their rows (counts.rows is None after): the
+        """The index of these counts. Consumes their rows (`counts` has none after): the
         postings are made from them and they go before the postings are packed, so a
         build holds the postings about twice at most, not three times (1M: 600 MB less)."""
         vocabulary = StringTable.from_strings(counts.vocabulary)
         by_term = counts.rows.transpose(len(counts.vocabulary))
-        counts.rows = None
+        del counts.rows
         packed = SparseRows(by_term.indptr, postings.pack(by_term.cols), by_term.values)
         return cls(vocabulary, packed, counts.lengths, params)
 
@@ -384,10 +384,11 @@ class Bm25Index:
 
     # --- internals -----------------------------------------------------------------
 
-    def _impacts(self, terms: int | np.ndarray, docs: np.ndarray, tf: np.ndarray) -> np.ndarray:
+    def _impacts(self, terms: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> np.ndarray:
         tf = tf.astype(np.float64)
         p = self.params
-        return self.idf[terms] * tf * (p.k1 + 1) / (tf + self.norm[docs])
+        impacts: np.ndarray = self.idf[terms] * tf * (p.k1 + 1) / (tf + self.norm[docs])
+        return impacts
 
     def _heads(self) -> tuple[np.ndarray, np.ndarray]:
         """(the terms with more than HEAD postings, ascending; for each, the documents of
@@ -478,7 +479,7 @@ class Bm25Index:
 _NO_MASK = np.zeros(0, dtype=bool)
 
 
-def _smallest_unsigned(largest: int) -> type:
+def _smallest_unsigned(largest: int) -> type[np.unsignedinteger[Any]]:
     """One byte a frequency in abstracts; more only for a document that repeats a term."""
     return next(
         t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if largest <= np.iinfo(t).max

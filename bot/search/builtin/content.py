@@ -123,8 +123,9 @@ class IndexContent:
         found = np.sort(found.astype(np.int64))
         found = found[rows.indptr[found + 1] - rows.indptr[found] == len(wanted)]
         # Rows of one length: their terms side by side, compared with the query's at once.
-        terms = rows.cols[rows.indptr[found][:, None] + np.arange(len(wanted))]
-        return found[np.all(np.sort(terms, axis=1) == wanted, axis=1)]
+        side_by_side = rows.cols[rows.indptr[found][:, None] + np.arange(len(wanted))]
+        exact: np.ndarray = found[np.all(np.sort(side_by_side, axis=1) == wanted, axis=1)]
+        return exact
 
     def with_bm25(self, bm25: Bm25Index) -> IndexContent:
         return replace(self, bm25=bm25)
@@ -283,7 +284,7 @@ def title_sets(title_terms: SparseRows, vocabulary_size: int) -> tuple[np.ndarra
 
 
 def _set_key(term_ids: np.ndarray) -> np.uint64:
-    return _mixed(term_ids.astype(np.uint64)).sum(dtype=np.uint64)
+    return np.uint64(_mixed(term_ids.astype(np.uint64)).sum(dtype=np.uint64))
 
 
 def _mixed(ids: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from bot.corpus.indexed import IndexedPaper
 from bot.search.builtin.batch import plain_terms
@@ -63,12 +64,12 @@ class SearchIndex:
             self.parts.append(Part(name, part, lives[i], offset))
             offset += part.doc_count
         self.offsets = np.array([p.offset for p in self.parts] + [offset], dtype=np.int64)
-        self.paper_ids = (
+        self.paper_ids: np.ndarray = (
             np.concatenate([p.content.paper_ids for p in self.parts])
             if self.parts
             else np.zeros(0, dtype=np.int64)
         )
-        self.live = np.concatenate(
+        self.live: npt.NDArray[np.bool_] = np.concatenate(
             [np.ones(p.doc_count, bool) if p.live is None else p.live for p in self.parts]
             or [np.zeros(0, bool)]
         )
@@ -158,7 +159,7 @@ class SearchIndex:
             return mask
         return self._key_mask(fld, field_value_key(value)) & self.live
 
-    def _key_mask(self, fld: str, key: str) -> np.ndarray:
+    def _key_mask(self, fld: str, key: str) -> npt.NDArray[np.bool_]:
         mask = np.zeros(len(self), dtype=bool)
         for part in self.parts:
             mask[part.offset + part.content.filters[fld].docs_of(key)] = True

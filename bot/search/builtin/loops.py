@@ -10,16 +10,33 @@ query over all of arXiv or such a segment's build.
 
 from __future__ import annotations
 
-from types import ModuleType
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import numpy as np
 
-from bot.search.builtin.postings import frozen, pack
+from bot.search.builtin.postings import Counts, Floats, Ints, Mask, Packed, frozen, pack
 
 _short_lived = False
 # Postings a short-lived process passes through numpy's loops at most, where one pass
 # takes about 40 bytes a posting: a day's new papers, not a whole library's build.
 NUMPY_POSTINGS = 1 << 21
+
+
+class Loops(Protocol):
+    """One build of the loops: the module bot.search.builtin.compiled or .vectorised."""
+
+    @property
+    def contenders(self) -> Callable[..., Ints]: ...
+
+    @property
+    def ranked(self) -> Callable[..., tuple[Ints, Floats, Counts]]: ...
+
+    @property
+    def live_doc_freq(self) -> Callable[[Ints, Packed, Mask], Ints]: ...
+
+    @property
+    def highest_impacts(self) -> Callable[[Ints, Packed, Counts, Floats, float, Floats], Floats]: ...
 
 
 def short_lived() -> None:
@@ -30,7 +47,7 @@ def short_lived() -> None:
     _short_lived = True
 
 
-def _query_loops() -> ModuleType:
+def _query_loops() -> Loops:
     if _short_lived:
         from bot.search.builtin import vectorised
 
@@ -38,39 +55,43 @@ def _query_loops() -> ModuleType:
     return _compiled()
 
 
-def _loops_for(cols: np.ndarray) -> ModuleType:
+def _loops_for(cols: Packed) -> Loops:
     return _query_loops() if len(cols) <= NUMPY_POSTINGS else _compiled()
 
 
-def _compiled() -> ModuleType:
+def _compiled() -> Loops:
     from bot.search.builtin import compiled
 
     return compiled
 
 
-def contenders(*args):
+def contenders(*args: Any) -> Ints:
     """The documents that can be in the top k (see bot.search.builtin.compiled.contenders)."""
     return _query_loops().contenders(*args)
 
 
-def ranked(*args):
+def ranked(*args: Any) -> tuple[Ints, Floats, Counts]:
     """The k best of these documents by exact score (bot.search.builtin.compiled.ranked)."""
     return _query_loops().ranked(*args)
 
 
-def live_doc_freq(indptr, cols, live):
+def live_doc_freq(indptr: Ints, cols: Packed, live: Mask) -> Ints:
     """Per term, how many of its documents are live (compiled.live_doc_freq)."""
     return _loops_for(cols).live_doc_freq(indptr, cols, live)
 
 
-def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm):
+def highest_impacts(
+    indptr: Ints, cols: Packed, values: Counts, idf: Floats, k1_plus_1: float, norm: Floats
+) -> Floats:
     """Per term, its highest impact (compiled.highest_impacts): a build's."""
     return _loops_for(cols).highest_impacts(indptr, cols, values, idf, k1_plus_1, norm)
 
 
-def terms_of(*args):
+def terms_of(doc: int, indptr: Ints, cols: Packed, values: Counts) -> tuple[Ints, Ints]:
     """(term ids, frequencies) of one document (compiled.terms_of)."""
-    return _compiled().terms_of(*args)
+    from bot.search.builtin import compiled
+
+    return compiled.terms_of(doc, indptr, cols, values)
 
 
 _warmed = False
@@ -84,7 +105,7 @@ def warm() -> None:
     if _warmed or _short_lived:
         return
     _warmed = True
-    loops = _compiled()
+    from bot.search.builtin import compiled as loops
     docs = pack(np.array([0, 1], dtype=np.int64))
     indptr, cols = frozen(np.array([0, 2], dtype=np.int64)), frozen(docs)
     heads = (frozen(np.zeros(0, dtype=np.int64)), frozen(np.zeros(0, dtype=np.int32)))

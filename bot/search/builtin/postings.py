@@ -10,10 +10,21 @@ document was found. The loops over them are bot.search.builtin.loops's.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 DOC_BYTES = 3
 MAX_DOCS = 1 << (8 * DOC_BYTES)
+
+# What the loops take, by kind of element: numba compiles a loop once per dtype (int64
+# or int32 documents; uint8, uint16 or uint32 frequencies; float64 or float32 sums).
+Ints = npt.NDArray[np.signedinteger[Any]]  # document numbers, term ids, row offsets
+Packed = npt.NDArray[np.uint8]  # `pack`'s rows
+Counts = npt.NDArray[np.unsignedinteger[Any]]  # term frequencies
+Floats = npt.NDArray[np.floating[Any]]  # idf, lengths' norms, sums
+Mask = npt.NDArray[np.bool_]  # live or allowed documents
 
 
 def frozen(array: np.ndarray) -> np.ndarray:

@@ -12,10 +12,10 @@ import logging
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
@@ -41,6 +41,33 @@ if TYPE_CHECKING:
     from bot.search.engine import SearchBackend
 
 log = logging.getLogger(__name__)
+
+
+class Corpus(Protocol):
+    """What the service reads of every corpus it indexes (see SearchService)."""
+
+    def revision(self) -> int: ...
+
+    def papers(self) -> Iterable[IndexedPaper]: ...
+
+
+@runtime_checkable
+class ChangingCorpus(Corpus, Protocol):
+    """A corpus that says which papers changed after a revision: a new revision of the
+    index is a segment of them."""
+
+    def papers_changed(self, since: int) -> Iterable[IndexedPaper]: ...
+
+
+@runtime_checkable
+class ChangesById(Corpus, Protocol):
+    """A corpus that says which papers changed after a revision by id, with the revision
+    of each, and reads papers by id: a build takes those an import told `ahead` from
+    there and reads the rest (tokenising.Told.split)."""
+
+    def changes(self, since: int | None) -> tuple[Sequence[int], Sequence[int]]: ...
+
+    def papers_with(self, ids: Sequence[int]) -> Iterable[IndexedPaper]: ...
 
 
 def open_search(library: Library, short_lived: bool = False) -> SearchBackend:
@@ -71,15 +98,15 @@ class SearchService:
 
     def __init__(
         self,
-        loader,
+        loader: Corpus,
         tokenizer: Tokenizer | None = None,
         params: Bm25Params = Bm25Params(),
         index_dir: Path | None | str = "auto",
         merge_in_background: bool = True,
     ):
-        # loader: an object with revision() -> int and papers() -> Iterable[IndexedPaper];
-        # optionally papers_changed(since: int), identity() -> str and stamp() -> str,
-        # and changes(since) with papers_with(ids) to take what an import told `ahead`.
+        # loader: revision() and papers() (Corpus); optionally papers_changed(since: int),
+        # identity() -> str and stamp() -> str, and changes(since) with papers_with(ids)
+        # to take what an import told `ahead` (bot.corpus.library.Library has them all).
         self.loader = loader
         self.tokenizer = tokenizer or Tokenizer()
         self.params = params
@@ -121,12 +148,19 @@ class SearchService:
         later build reads the papers again."""
         ahead, self._ahead = self._ahead, None
         told = ahead.result() if ahead is not None else None
-        if told is None or not hasattr(self.loader, "changes"):
-            papers = self.loader.papers() if since is None else self.loader.papers_changed(since)
-            return papers, None
-        ids, changed = (np.asarray(a, dtype=np.int64) for a in self.loader.changes(since))
+        loader = self.loader
+        if told is None or not isinstance(loader, ChangesById):
+            return self._read(since), None
+        ids, changed = (np.asarray(a, dtype=np.int64) for a in loader.changes(since))
         rows, read = told.split(ids, changed)
-        return self.loader.papers_with(read.tolist()), rows
+        return loader.papers_with(read.tolist()), rows
+
+    def _read(self, since: int | None) -> Iterable[IndexedPaper]:
+        """Every paper (`since` None), or those changed after revision `since`."""
+        if since is None:
+            return self.loader.papers()
+        assert isinstance(self.loader, ChangingCorpus)  # a revision only when _changes_known
+        return self.loader.papers_changed(since)
 
     def loaded(self) -> SearchIndex | None:
         """The index this process serves now, without loading or building one."""
@@ -240,9 +274,9 @@ class SearchService:
         return named, stats
 
     def _changes_known(self) -> bool:
-        return hasattr(self.loader, "papers_changed")
+        return isinstance(self.loader, ChangingCorpus)
 
-    def _extendable(self, stored: StoredVersion | None, revision: int) -> bool:
+    def _extendable(self, stored: StoredVersion | None, revision: int) -> TypeGuard[StoredVersion]:
         """A stored version this database's changes can be added to."""
         identity = getattr(self.loader, "identity", None)
         return (
@@ -257,7 +291,7 @@ class SearchService:
     def _same_format(self, stored: StoredVersion) -> bool:
         return stored.meta.get("fingerprint") == self.fingerprint
 
-    def _matches(self, stored: StoredVersion | None, revision: int) -> bool:
+    def _matches(self, stored: StoredVersion | None, revision: int) -> TypeGuard[StoredVersion]:
         return (
             stored is not None
             and stored.revision == revision
@@ -265,7 +299,7 @@ class SearchService:
             and stored.meta.get("stamp") == self._stamp()
         )
 
-    def _meta(self, revision: int, named: list[tuple[str, IndexContent]]) -> dict:
+    def _meta(self, revision: int, named: list[tuple[str, IndexContent]]) -> dict[str, Any]:
         identity = getattr(self.loader, "identity", None)
         return {
             "revision": revision,
@@ -381,7 +415,7 @@ class SearchService:
                 now = self.store.current()
                 names = now.segments if now is not None else []
                 at = _sublist(names, run)
-                if at is None or not self._same_format(now):
+                if now is None or at is None or not self._same_format(now):
                     if temp is not None:
                         shutil.rmtree(temp, ignore_errors=True)
                     return
