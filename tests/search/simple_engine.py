@@ -55,9 +55,14 @@ class SimpleEngine:
         self.row = {paper_id: row for row, paper_id in enumerate(self.ids)}
         self.keys = [filter_keys(p) for p in self.papers]
         self.names = display_names(self.papers)
-        self.title_terms = [_plain({t for t, _w in tokenizer.terms_with_words(p.title)}) for p in self.papers]
+        self.title_terms = [
+            _plain({t for t, _w in tokenizer.terms_with_words(p.title)}) for p in self.papers
+        ]
         self.bm25 = BM25Okapi(
-            [tokenizer.tokens(p.text) for p in self.papers], k1=params.k1, b=params.b, epsilon=params.epsilon
+            [tokenizer.tokens(p.text) for p in self.papers],
+            k1=params.k1,
+            b=params.b,
+            epsilon=params.epsilon,
         )
         self.words = self._suggestible()
 
@@ -180,7 +185,9 @@ class SimpleEngine:
         ranked = [(self.ids[r], float(scores[r])) for r in rows if self._matched(r, terms)]
         return sorted(ranked, key=lambda hit: (-hit[1], hit[0]))
 
-    def _titled(self, tokens: Sequence[str], ranked: list[tuple[int, float]]) -> tuple[int, float] | None:
+    def _titled(
+        self, tokens: Sequence[str], ranked: list[tuple[int, float]]
+    ) -> tuple[int, float] | None:
         """The best ranked paper whose title the query spells, if any."""
         query = _plain(set(tokens))
         if len(query) < 2:
@@ -188,7 +195,10 @@ class SimpleEngine:
         return next((hit for hit in ranked if self.title_terms[self.row[hit[0]]] == query), None)
 
     def _hits(self, terms: Sequence[str], ranked: list[tuple[int, float]]) -> list[Hit]:
-        return [Hit(paper_id, score, self._matched(self.row[paper_id], terms)) for paper_id, score in ranked]
+        return [
+            Hit(paper_id, score, self._matched(self.row[paper_id], terms))
+            for paper_id, score in ranked
+        ]
 
     def _matched(self, row: int, terms: Sequence[str]) -> tuple[str, ...]:
         """The query's terms (each once, in query order) this paper contains."""
@@ -207,11 +217,15 @@ class SimpleEngine:
         """The plain words of the texts as written, with how often each occurs, of those
         whose stem is in SPELLING_MIN_PAPERS papers or more (typos and one-off names
         are poor suggestions)."""
-        written = Counter(w for p in self.papers for _t, w in self.tokenizer.terms_with_words(p.text))
+        written = Counter(
+            w for p in self.papers for _t, w in self.tokenizer.terms_with_words(p.text)
+        )
         papers = Counter(term for frequencies in self.bm25.doc_freqs for term in frequencies)
         words = sorted(w for w in written if correctable(w))
         stems = self.tokenizer.stems(words)
-        return Counter({w: written[w] for w, s in zip(words, stems) if papers[s] >= SPELLING_MIN_PAPERS})
+        return Counter(
+            {w: written[w] for w, s in zip(words, stems) if papers[s] >= SPELLING_MIN_PAPERS}
+        )
 
     def _closest(self, word: str) -> str | None:
         """The suggestible word nearest `word` within max_edits, never `word` itself: one
@@ -264,7 +278,9 @@ class SimpleBackend:
     """rank-bm25 as a search backend (bot.search.engine.SearchBackend): an engine of every
     paper, made again whenever the corpus's revision moves, held in memory only."""
 
-    def __init__(self, corpus: Corpus, tokenizer: Tokenizer | None = None, params: Bm25Params = Bm25Params()):
+    def __init__(
+        self, corpus: Corpus, tokenizer: Tokenizer | None = None, params: Bm25Params = Bm25Params()
+    ):
         self.corpus = corpus
         self.tokenizer = tokenizer or Tokenizer()
         self.params = params
@@ -274,7 +290,9 @@ class SimpleBackend:
         revision = self.corpus.revision()
         engine = self._engine
         if engine is None or engine.revision != revision:
-            self._engine = engine = SimpleEngine(self.corpus.papers(), self.tokenizer, revision, self.params)
+            self._engine = engine = SimpleEngine(
+                self.corpus.papers(), self.tokenizer, revision, self.params
+            )
         return engine
 
     def loaded(self) -> SimpleEngine | None:

@@ -29,8 +29,14 @@ BACKENDS: dict[str, tuple[Callable[[Library], SearchBackend], bool]] = {
     "built-in": (open_search, True),
     "rank-bm25": (SimpleBackend, False),
 }
-QUERIES = ["graph neural networks", "reinforcement learning exploration", "diffusion image generation",
-           "adversarial robustness certified", "transformer attention", "meta-learning few-shot"]
+QUERIES = [
+    "graph neural networks",
+    "reinforcement learning exploration",
+    "diffusion image generation",
+    "adversarial robustness certified",
+    "transformer attention",
+    "meta-learning few-shot",
+]
 
 
 @pytest.fixture
@@ -62,8 +68,12 @@ def _ranks_as_rank_bm25(engine: Engine, library: Library, search: SearchBackend)
     id), with its scores."""
     papers = sorted(library.papers(), key=lambda p: p.paper_id)
     params = Bm25Params()
-    bm25 = BM25Okapi([search.tokenizer.tokens(p.text) for p in papers], k1=params.k1, b=params.b,
-                     epsilon=params.epsilon)
+    bm25 = BM25Okapi(
+        [search.tokenizer.tokens(p.text) for p in papers],
+        k1=params.k1,
+        b=params.b,
+        epsilon=params.epsilon,
+    )
     assert engine.live_count() == len(papers)
     for text in QUERIES + [p.title for p in papers[-3:]]:
         terms = search.tokenizer.tokens(text)
@@ -108,7 +118,14 @@ def test_loaded_is_none_until_warm_loads_the_index(backend, library):
 def test_the_tokenizer_makes_the_index_terms(backend, library):
     tokenizer = backend.tokenizer
     assert tokenizer.tokens("Graph Neural Networks, GPT-4 and the $\\epsilon$-greedy") == [
-        "graph", "neural", "network", "gpt-4", "gpt", "epsilon", "greedi"]
+        "graph",
+        "neural",
+        "network",
+        "gpt-4",
+        "gpt",
+        "epsilon",
+        "greedi",
+    ]
     paper = next(iter(library.papers()))
     assert backend.current().rank(tokenizer.tokens(paper.title), 1)[0].paper_id == paper.paper_id
 

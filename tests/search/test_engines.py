@@ -79,11 +79,13 @@ def _queries(simple: SimpleEngine) -> list[str]:
     """Members' queries drawn from the corpus: words of abstracts, whole titles (promoted),
     each filter alone and with words, values no paper has, and typos."""
     rng = random.Random(7)
-    queries = ["graph neural networks", "author:levine", 'author:"yoshua bengio" reinforcement',
-               "track:oral", 'track:"top 25%" attention', "in:trending", 'tag:"domain adaptation"',
-               "tag:learning", "in:openreview track:spotlight diffusion", "track:keynote", "in:nowhere",
-               'tag:"no such tag"', "author:nobodyatall", "nueral netwroks", "reinforcment lerning",
-               "raph neural networks", "graph author:zzzz", "zzqxv", "transformer in:blog-review"]
+    queries = [
+        "graph neural networks", "author:levine", 'author:"yoshua bengio" reinforcement',
+        "track:oral", 'track:"top 25%" attention', "in:trending", 'tag:"domain adaptation"',
+        "tag:learning", "in:openreview track:spotlight diffusion", "track:keynote", "in:nowhere",
+        'tag:"no such tag"', "author:nobodyatall", "nueral netwroks", "reinforcment lerning",
+        "raph neural networks", "graph author:zzzz", "zzqxv", "transformer in:blog-review",
+    ]
     for paper in rng.sample(simple.papers, 40):
         words = paper.text.split()
         start = rng.randrange(max(len(words) - 6, 1))
@@ -113,9 +115,11 @@ def test_the_answers_compared_are_not_all_alike(both):
     """The queries above reach every kind of answer: a promoted title, a filter's
     listing, a refusal that lists values, and a correction."""
     _index, simple = both
-    answers = [(text, Query.parse(text)) for text in _queries(simple)]
-    assert any(simple.search(q, 10)[:1] and simple.search(q, 10)[0].title_match for _t, q in answers)
-    assert any(not q.text and len(simple.search(q, 10)) == 10 for _t, q in answers)
-    assert simple.unknown_filter(Query.parse("track:keynote")).startswith("No track `keynote`; tracks: ")
+    answers = [Query.parse(text) for text in _queries(simple)]
+    hits = [simple.search(query, 10) for query in answers]
+    assert any(found and found[0].title_match for found in hits)
+    assert any(not query.text and len(found) == 10 for query, found in zip(answers, hits))
+    refusal = simple.unknown_filter(Query.parse("track:keynote"))
+    assert refusal is not None and refusal.startswith("No track `keynote`; tracks: ")
     assert simple.spellcheck(Query.parse("nueral netwroks")).corrections == {
         "nueral": "neural", "netwroks": "networks"}

@@ -297,7 +297,7 @@ class Bm25Index:
 
     def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
         """Dense scores for every document, what BM25Okapi.get_scores returns."""
-        ids, weights = self.term_ids(query_tokens)
+        ids, _weights = self.term_ids(query_tokens)
         docs = self.candidates(query_tokens)
         scores = np.zeros(self.doc_count, dtype=np.float64)
         hits, hit_scores, _tf = self._ranked(len(docs), docs, ids, query_tokens)

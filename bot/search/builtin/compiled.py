@@ -33,7 +33,7 @@ def _doc(cols: Packed, j: int) -> np.int64:  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _first_doc_at_least(cols: Packed, lo: int, hi: int, doc: int) -> int:  # pragma: no cover - compiled
+def _first_doc_at_least(cols: Packed, lo: int, hi: int, doc: int) -> int:  # pragma: no cover
     """The first position in cols[lo:hi] holding doc or more (hi when none does)."""
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -45,7 +45,7 @@ def _first_doc_at_least(cols: Packed, lo: int, hi: int, doc: int) -> int:  # pra
 
 
 @njit(cache=True, nogil=True)
-def _next_doc_at_least(cols: Packed, lo: int, hi: int, doc: int) -> int:  # pragma: no cover - compiled
+def _next_doc_at_least(cols: Packed, lo: int, hi: int, doc: int) -> int:  # pragma: no cover
     """_first_doc_at_least for a caller walking ascending documents through a list: steps
     of 1, 2, 4, ... from `lo`, then a binary search inside the last step, so a search
     costs the log of how far it moves, in memory near the last, rather than the log of
@@ -164,15 +164,15 @@ def highest_impacts(indptr: Ints, cols: Packed, values: Counts, idf: Floats, k1_
         for j in range(indptr[term], indptr[term + 1]):
             tf = np.float64(values[j])
             impact = idf[term] * tf * k1_plus_1 / (tf + norm[_doc(cols, j)])
-            if impact > best:
+            if impact > best:  # noqa: PLR1730 - the compiled loop as measured, not max()
                 best = impact
         highest[term] = best
     return highest
 
 
 @njit(cache=True, nogil=True)
-def _seeds(take: int, terms: Ints, lengths: Ints, indptr: Ints, cols: Packed, heads: tuple[Ints, Ints],
-           allowed: Mask) -> tuple[Ints, bool]:  # pragma: no cover - compiled
+def _seeds(take: int, terms: Ints, lengths: Ints, indptr: Ints, cols: Packed,
+           heads: tuple[Ints, Ints], allowed: Mask) -> tuple[Ints, bool]:  # pragma: no cover
     """(distinct allowed documents among the `take` best postings of each term, whether
     that was every posting): a term's head when it holds that many, else its list.
     `heads`: (the terms that have one, ascending; their documents, `width` each)."""
@@ -206,7 +206,7 @@ def _seeds(take: int, terms: Ints, lengths: Ints, indptr: Ints, cols: Packed, he
 
 @njit(cache=True, nogil=True)
 def _add_term(out: Floats, docs: Ints, term: int, weight: float, indptr: Ints, cols: Packed,
-              values: Counts, k1_plus_1: float, norm: Floats) -> None:  # pragma: no cover - compiled
+              values: Counts, k1_plus_1: float, norm: Floats) -> None:  # pragma: no cover
     """out[i] += the term's impact in docs[i] (ascending; nothing where it is absent)."""
     end = indptr[term + 1]
     lo = indptr[term]
@@ -240,8 +240,8 @@ def _kth_seed_score(k: int, take: int, terms: Ints, lengths: Ints, weights: Floa
 
 
 @njit(cache=True, nogil=True)
-def _reaching(partial: Floats, reach: float, terms: Ints, left_out: Mask, indptr: Ints, cols: Packed,
-              summed: int) -> tuple[Ints, Floats]:  # pragma: no cover - compiled
+def _reaching(partial: Floats, reach: float, terms: Ints, left_out: Mask, indptr: Ints,
+              cols: Packed, summed: int) -> tuple[Ints, Floats]:  # pragma: no cover - compiled
     """(the documents of the summed lists whose partial sum reaches `reach`, ascending;
     their sums), zeroing every sum on the way: one more read of those lists, cheaper
     than a scan of every document when they are shorter than the corpus. A document

@@ -36,7 +36,9 @@ class Loops(Protocol):
     def live_doc_freq(self) -> Callable[[Ints, Packed, Mask], Ints]: ...
 
     @property
-    def highest_impacts(self) -> Callable[[Ints, Packed, Counts, Floats, float, Floats], Floats]: ...
+    def highest_impacts(
+        self,
+    ) -> Callable[[Ints, Packed, Counts, Floats, float, Floats], Floats]: ...
 
 
 def short_lived() -> None:

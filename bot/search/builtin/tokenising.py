@@ -216,7 +216,7 @@ class TokenisedAhead:
                 self._arrived.append(self._pending.popleft().result())
                 if len(self._arrived) == GROUP:  # merged as they come, as in a build
                     self._groups.append(Batch.merge(self._arrived))
-        except Exception as problem:  # a worker died: the build tokenises these itself
+        except Exception as problem:  # noqa: BLE001 - a worker died: the build tokenises them
             log.warning("search index: tokenising ahead of the build stopped: %r", problem)
             self._failed = True
             self._waiting, self._arrived, self._groups = [], [], []
