@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bot.messages", "bot.collector"),  # the neutral message model; bulk-work helpers
     ("bot.grammar",),  # the command grammar every platform shares
     ("bot.corpus",),  # papers: readers, the library, identifiers
-    ("bot.search",),  # BM25: the index, the engine, the service
+    ("bot.search",),  # the engine interface, what engines share, the built-in engine
     ("bot.ops",),  # settings from the environment, logs, heartbeats, health
     ("bot.channels", "bot.cards"),  # shared parts every feature uses
     ("bot.feature",),  # what a feature is to the core
