@@ -60,9 +60,9 @@ def pytest_configure(config):
     ~20 s of CPU compiling the same loops at once."""
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
         return
-    from bot.search import postings
+    from bot.search.builtin import loops
 
-    postings.warm()
+    loops.warm()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("bot.messages", "bot.collector"),  # the neutral message model; bulk-work helpers
     ("bot.grammar",),  # the command grammar every platform shares
     ("bot.corpus",),  # papers: readers, the library, identifiers
-    ("bot.search",),  # BM25: the index, the engine, the service
+    ("bot.search",),  # the engine interface, what engines share, the built-in engine
     ("bot.ops",),  # settings from the environment, logs, heartbeats, health
     ("bot.channels", "bot.cards"),  # shared parts every feature uses
     ("bot.services",),  # shared services several features use: posts, votes, polls, meetings, links
@@ -52,7 +52,7 @@ def imported_modules(path: Path) -> list[tuple[int, str]]:
 
 
 def package_of(module: str) -> str | None:
-    """The layer-table entry a module belongs to: "bot.search" for bot.search.service,
+    """The layer-table entry a module belongs to: "bot.search" for bot.search.builtin.service,
     "bot.core" for bot.core, "store" for store.models; None outside the project."""
     parts = module.split(".")
     if parts[0] in ("store", "adapters"):
@@ -116,7 +116,7 @@ def test_the_layer_check_catches_an_import_beside_or_above(tmp_path):
     daily = tmp_path / "bot" / "daily"
     daily.mkdir(parents=True)
     (daily / "picks.py").write_text("from bot.votes.commands import VotesFeature\nfrom bot.lookup import x\n"
-                                    "from bot.search.service import SearchService\n")
+                                    "from bot.search.engine import SearchBackend\n")
     wrong = upward("bot.daily", imported_modules(daily / "picks.py"))
     assert [w.split()[2] for w in wrong] == ["bot.votes.commands", "bot.lookup"]
 
@@ -144,7 +144,7 @@ def core_modules() -> list[Path]:
 
 def test_the_walk_sees_the_whole_core():
     names = {path.relative_to(REPO / "bot").as_posix() for path in core_modules()}
-    assert {"core.py", "search/bm25.py", "services/posts.py", "services/polls.py", "ops/logs.py"} <= names
+    assert {"core.py", "search/builtin/bm25.py", "services/posts.py", "services/polls.py", "ops/logs.py"} <= names
 
 
 @pytest.mark.parametrize("path", core_modules(), ids=lambda p: p.relative_to(REPO).as_posix())

@@ -55,12 +55,11 @@ def open_services(url: str | None = None, at: datetime | None = None) -> Service
 
 def cmd_import(args: argparse.Namespace) -> int:
     # The library and its index alone: an import needs no feature (nor their settings).
-    library, search = open_search(args.database_url)
+    # A day's segment needs no numba; a whole library's build does (and imports it).
+    library, search = open_search(args.database_url, short_lived=True)
     from bot.corpus.feeds import FeedError
     from bot.corpus.records import CorpusFormatError
-    from bot.search import postings
 
-    postings.short_lived()  # a day's segment needs no numba; a whole library's build does
     failed = 0
     providers: list = []  # made once, for the first link or id
     sources: list = []  # the features' feed sources, made once, for the first name that is neither

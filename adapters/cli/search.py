@@ -8,30 +8,35 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bot.search.params import Bm25Params
+
+if TYPE_CHECKING:
+    from bot.search.engine import SearchBackend
 
 DEFAULT_SIZES = "10k,100k,1M"
 
 
-def update_index(search) -> None:
+def update_index(search: SearchBackend) -> None:
     """After an import: load, extend or build the index for the new revision and write
-    it, so the running bot only has to switch to it (bot.search.service.SearchService)."""
+    it, so the running bot only has to switch to it."""
     started = time.perf_counter()
     index = search.current()
-    # A merge the new segment set off would die with this process: it finishes first.
+    # Work the update set off (a merge of segments) would die with this process: it
+    # finishes first.
     search.wait_for_merges()
-    where = f" in {search.store.root}" if search.store is not None else ""
-    segments = len(index.parts)
+    location = search.location()
+    where = f" in {location}" if location is not None else ""
     print(
-        f"search index: {index.live_count():,} papers at revision {index.revision}{where}, "
-        f"{segments} segment{'s' if segments != 1 else ''} "
+        f"search index: {index.live_count():,} papers at revision {index.revision}{where} "
         f"({time.perf_counter() - started:.1f} s)",
         file=sys.stderr,
     )
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from bot.search.builtin.index import SearchIndex
     from bot.search.evaluation import BeirFormatError, as_json, describe, evaluate, read_beir
 
     folder = Path(args.folder)
@@ -44,7 +49,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    result = evaluate(data, params=Bm25Params(k1=args.k1, b=args.b), title_weight=args.title_weight)
+    params = Bm25Params(k1=args.k1, b=args.b)
+    result = evaluate(data, SearchIndex.build, params=params, title_weight=args.title_weight)
     print(as_json(result) if args.json else describe(result))
     return 0
 

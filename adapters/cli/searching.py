@@ -14,26 +14,25 @@ from store import open_database
 
 if TYPE_CHECKING:
     from bot.corpus.library import Library
-    from bot.search.service import SearchService
+    from bot.search.engine import Hit, SearchBackend, Searcher
 
 
-def open_search(url: str | None) -> tuple[Library, SearchService]:
-    """The library and its search service, as bot.app wires them for the bot."""
+def open_search(url: str | None, short_lived: bool = False) -> tuple[Library, SearchBackend]:
+    """The library and its search engine, as bot.app wires them for the bot;
+    `short_lived` for a command that does one thing and exits."""
     db = open_database(url)
     from bot.corpus.library import Library
-    from bot.search.service import SearchService
+    from bot.search.builtin import service
 
     library = Library(db)
-    return library, SearchService(library)
+    return library, service.open_search(library, short_lived)
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    library, search = open_search(args.database_url)
+    # One query: numpy's loops, as importing numba would cost more than the query.
+    library, search = open_search(args.database_url, short_lived=not args.batch)
     if args.batch:
         return run_batch(search, args.batch, args.k)
-    from bot.search import postings
-
-    postings.short_lived()  # numpy's loops: importing numba would cost more than the query
     text = " ".join(args.query)
     if not text.strip():
         print("usage: paperclub search QUERY [-k N] [--json]  (or --batch FILE|-)", file=sys.stderr)
@@ -41,7 +40,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     return _print_search(library, search, text, args)
 
 
-def _print_search(library: Library, search: SearchService, text: str, args: argparse.Namespace) -> int:
+def _print_search(library: Library, search: SearchBackend, text: str, args: argparse.Namespace) -> int:
     from adapters.console import render_card
     from bot.cards.cards import card
     from bot.search.query import Query, QueryError
@@ -64,7 +63,7 @@ def _print_search(library: Library, search: SearchService, text: str, args: argp
     return 0
 
 
-def run_batch(search: SearchService, source: str, k: int) -> int:
+def run_batch(search: SearchBackend, source: str, k: int) -> int:
     """One query a line in, one JSON line out, all against one loaded index."""
     from bot.search.query import Query, QueryError
 
@@ -90,5 +89,5 @@ def run_batch(search: SearchService, source: str, k: int) -> int:
     return 0
 
 
-def _batch_hit(index, hit) -> dict:
+def _batch_hit(index: Searcher, hit: Hit) -> dict[str, object]:
     return {"id": hit.paper_id, "title": index.title(hit.paper_id), "score": hit.score}

@@ -38,7 +38,7 @@ from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply, counted
 from bot.adding.settings import PER_HOUR, AddSettings
-from bot.search.service import SearchService
+from bot.search.engine import SearchBackend
 from store.models import Paper, PaperExternalId, PaperSource
 
 MESSAGE_PAPERS = 5  # papers one `add` or one message adds at most: a reply stays readable
@@ -75,7 +75,7 @@ class AddingFeature(Feature):
     def __init__(
         self,
         library: Library,
-        search: SearchService,
+        search: SearchBackend,
         channels: Channels,
         daily: Posts,
         providers: Providers,

@@ -35,7 +35,7 @@ from bot.follows.follows import FollowView
 from bot.follows.models import Follow, FollowArrival, FollowClaim
 from bot.follows.openalex import OpenAlex
 from bot.follows.sources import WorkIds, read_papers
-from bot.search.service import SearchService
+from bot.search.engine import SearchBackend
 from store import Database
 from store.database import upsert_insert
 from store.models import PaperExternalId, PaperSource, utcnow
@@ -66,7 +66,7 @@ class Fetched:
 
 
 class Ingest:
-    def __init__(self, db: Database, library: Library, search: SearchService, arxiv: ArxivListing,
+    def __init__(self, db: Database, library: Library, search: SearchBackend, arxiv: ArxivListing,
                  openalex: OpenAlex, budget: float = BUDGET, timer: Callable[[], float] = time.monotonic):
         self.db = db
         self.library = library

@@ -9,8 +9,8 @@ from bot.corpus.library import Library
 from bot.feature import Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError
 from bot.messages import Incoming, Reply, counted
+from bot.search.engine import SearchBackend
 from bot.search.query import Query
-from bot.search.service import SearchService
 from store.models import Paper
 
 SEARCH_RESULTS = 5
@@ -23,7 +23,7 @@ class LookupFeature(Feature):
 
     name = "lookup"
 
-    def __init__(self, library: Library, search: SearchService, channels: Channels, features: Features):
+    def __init__(self, library: Library, search: SearchBackend, channels: Channels, features: Features):
         self.library = library
         self.search_service = search
         self.tokenizer = search.tokenizer

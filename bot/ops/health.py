@@ -14,7 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from bot.corpus.library import Library
 from bot.ops.heartbeats import SCHEDULER, Beat, Heartbeats
-from bot.search.service import SearchService
+from bot.search.engine import SearchBackend
 from store import Database
 from store.database import as_utc
 
@@ -23,7 +23,7 @@ SCHEDULER_STALE = timedelta(minutes=3)
 
 
 def health_report(
-    db: Database, library: Library, search: SearchService, beats: Heartbeats, now: datetime
+    db: Database, library: Library, search: SearchBackend, beats: Heartbeats, now: datetime
 ) -> tuple[bool, dict[str, Any]]:
     """(healthy, the report as JSON-ready data)."""
     report: dict[str, Any] = {"status": "ok"}
@@ -42,7 +42,7 @@ def health_report(
     return True, report
 
 
-def _index(search: SearchService, corpus_revision: int) -> dict[str, Any]:
+def _index(search: SearchBackend, corpus_revision: int) -> dict[str, Any]:
     index = search.loaded()
     if index is None:
         return {"status": "not loaded", "corpus_revision": corpus_revision}

@@ -393,7 +393,7 @@ class CoreSettings(EnvSettings):
     # The address `paperclub serve` listens on ($PORT: Slack over HTTP, /healthz, the pages).
     host: str = setting(DEFAULT_HOST, "PAPERCLUB_HOST", SERVING,
                         unset=f"{DEFAULT_HOST}, every interface (127.0.0.1: this machine only)")
-    # Read by bot.search.files (below this layer): declared here to be checked and shown.
+    # Read by bot.search.builtin.files (below this layer): declared here to be checked and shown.
     index_dir: Path | None = setting(None, "PAPERCLUB_INDEX_DIR", INDEX,
                                      unset="beside a SQLite file; a per-user cache directory for a server database")
 

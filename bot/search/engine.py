@@ -1,23 +1,30 @@
 """The search as the rest of the bot sees it: a narrow interface an engine offers.
 
-Outside bot/search, code asks an `Engine` for rankings of terms (within some
-collections, leaving some papers out), a paper's distinctive terms, the scores of a set
-of papers, a paper's title and a sample of papers to tour; and a `Searcher` (an engine
-that also reads members' queries) for searches, did-you-mean and filter refusals. Only
-paper ids, terms and scores cross the interface: no document numbers, masks or arrays,
-so another engine (rank-bm25 over a small corpus, a hosted one) can stand in.
-`bot.search.index.SearchIndex` is the built-in engine and searcher.
+Outside bot/search, code holds a `SearchBackend`, which hands out the index of the
+corpus's current revision; asks that index, an `Engine`, for rankings of terms (within
+some collections, leaving some papers out), a paper's distinctive terms, the scores of a
+set of papers, a paper's title and a sample of papers to tour; and asks it as a
+`Searcher` (an engine that also reads members' queries) for searches, did-you-mean and
+filter refusals. Only paper ids, terms and scores cross the interface: no document
+numbers, masks or arrays, so another engine (rank-bm25 over a small corpus, a hosted
+one) can stand in. `bot.search.builtin.service.SearchService` is the built-in backend, and
+`bot.search.builtin.index.SearchIndex` its engine and searcher.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, SupportsInt, runtime_checkable
 
 from bot.search.query import Query
 from bot.search.suggest import Spellcheck
+
+if TYPE_CHECKING:  # what the annotations name: the protocols need neither at run time
+    from bot.corpus.drafts import Written
+    from bot.search.tokens import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,63 @@ class Searcher(Engine, Protocol):
         ...
 
 
-def drawn(ids: Sequence[int], count: int, seed: str, excluded: Collection[int]) -> list[int]:
+@runtime_checkable
+class SearchBackend(Protocol):
+    """An engine as a process holds it: the bot's features, its health check and the
+    command line ask it for the index of the corpus as it is now, and nothing more.
+    It reads the corpus itself (bot.corpus.library.Library), so a new revision reaches
+    every caller through `current` without anyone telling it."""
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer the index's terms come from: picks, cards and follows tokenise
+        a channel's topics or a card's matched words with it, so they meet those terms."""
+        ...
+
+    def current(self) -> Searcher:
+        """The index at the corpus's current revision, built or extended first when the
+        corpus moved on since the last one. A caller keeps what it got for the whole of
+        one reply: a later revision is a new index, never a change to this one."""
+        ...
+
+    def loaded(self) -> Searcher | None:
+        """The index this process serves now, or None, without loading or building one:
+        what /healthz reports, which must answer at once."""
+        ...
+
+    def warm(self) -> Searcher:
+        """`current`, and whatever else a first search would pay for, made ready now:
+        for a process that serves members, so that no reply waits on a load."""
+        ...
+
+    def ahead(self) -> AbstractContextManager[Written]:
+        """A block around an import followed by `current` (`paperclub import`): what it
+        yields is told the papers the import writes as it writes them, so the engine can
+        prepare them meanwhile instead of reading them back afterwards."""
+        ...
+
+    def wait_for_merges(self) -> None:
+        """Returns once the work the engine does on its own after `current` (merging
+        segments) is over: a one-off command would otherwise exit in the middle of it."""
+        ...
+
+    def location(self) -> str | None:
+        """Where the index lives, in words an operator can look up (a directory, an
+        address); None when it is held in this process's memory only."""
+        ...
+
+
+class PaperIds(Protocol):
+    """Paper ids in an engine's order: a list, or the engine's array of them."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, position: int, /) -> SupportsInt: ...
+
+    def __iter__(self) -> Iterator[SupportsInt]: ...
+
+
+def drawn(ids: PaperIds, count: int, seed: str, excluded: Collection[int]) -> list[int]:
     """A deterministic sample of `ids` outside `excluded`: random draws seeded by `seed`
     (a bounded number of them), and when they find nothing, the first in order. One
     function for every engine, so a daily tour does not depend on which one serves it."""

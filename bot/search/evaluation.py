@@ -4,7 +4,8 @@ A BEIR folder holds corpus.jsonl (`_id`, `title`, `text`), queries.jsonl (`_id`,
 and qrels/<split>.tsv (query-id, corpus-id, score; the first line is a header). Each
 document is indexed as a paper whose searchable text is its title then its text, as
 paperclub indexes an imported abstract; each query with judgements is ranked by plain
-BM25 (no title promotion: BEIR queries are claims and questions, not titles).
+BM25 (no title promotion: BEIR queries are claims and questions, not titles), through
+the engine interface (bot.search.engine.Engine.rank), so any engine can be measured.
 
 nDCG@10 uses the judgement as the gain and log2(rank + 1) as the discount, as BEIR's
 pytrec_eval does; Recall@100 is the share of a query's relevant documents in its top 100.
@@ -16,14 +17,18 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.bm25 import Bm25Params
-from bot.search.content import IndexContent
+from bot.search.engine import Engine
+from bot.search.params import Bm25Params
 from bot.search.tokens import Tokenizer
+
+# An engine over papers at a revision, as bot.search.builtin.index.SearchIndex.build makes one.
+Indexer = Callable[[int, Tokenizer, Iterable[IndexedPaper], Bm25Params], Engine]
 
 
 class BeirFormatError(ValueError):
@@ -61,7 +66,7 @@ def read_beir(folder: Path, split: str = "test") -> BeirData:
     return BeirData(doc_ids, titles, texts, queries, _qrels(folder / "qrels" / f"{split}.tsv"))
 
 
-def _jsonl(path: Path) -> Iterator[dict]:
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
     with open(path, encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -88,11 +93,13 @@ def _qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def evaluate(
     data: BeirData,
+    index: Indexer,
     tokenizer: Tokenizer | None = None,
     params: Bm25Params = Bm25Params(),
     title_weight: int = 1,
 ) -> EvalResult:
-    """Index the corpus, rank every judged query, average nDCG@10 and Recall@100.
+    """Index the corpus with `index`, rank every judged query, average nDCG@10 and
+    Recall@100.
 
     `title_weight` repeats the title in the searchable text (1 = as paperclub indexes)."""
     started = time.perf_counter()
@@ -101,15 +108,14 @@ def evaluate(
         IndexedPaper(paper_id=i, title=title, text="\n".join([title] * title_weight + [text]))
         for i, (title, text) in enumerate(zip(data.titles, data.texts))
     )
-    bm25 = IndexContent.build(papers, tokenizer, params).bm25
+    engine = index(0, tokenizer, papers, params)
     ndcg, recall = [], []
     judged = [
         q for q in data.qrels if q in data.queries and any(r > 0 for r in data.qrels[q].values())
     ]
     for query_id in judged:
-        ranked = [
-            data.doc_ids[d] for d, _ in bm25.top(tokenizer.tokens(data.queries[query_id]), 100)
-        ]
+        hits = engine.rank(tokenizer.tokens(data.queries[query_id]), 100)
+        ranked = [data.doc_ids[hit.paper_id] for hit in hits]
         ndcg.append(ndcg_at(ranked, data.qrels[query_id], 10))
         recall.append(recall_at(ranked, data.qrels[query_id], 100))
     return EvalResult(

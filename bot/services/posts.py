@@ -29,8 +29,7 @@ from bot.services.picks import Candidate, CandidateSource, Feedback, FeedbackSou
 from bot.services.replies import PostReplies, nothing_left_reply
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
-from bot.search.engine import Engine
-from bot.search.service import SearchService
+from bot.search.engine import Engine, SearchBackend
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, Paper, utcnow
@@ -89,7 +88,7 @@ class Posts:
         db: Database,
         channels: Channels,
         library: Library,
-        search: SearchService,
+        search: SearchBackend,
         picker: Picker,
         feedback: FeedbackSource,
         grace: timedelta = DEFAULT_GRACE,

@@ -29,7 +29,7 @@ from bot.grammar import (
 )
 from bot.messages import Action, Deliver, Incoming, Reply, counted
 from bot.search.query import Query, QueryError
-from bot.search.service import SearchService
+from bot.search.engine import SearchBackend
 from bot.services.meetings import Meetings
 from bot.services.polls import Option, PollRefused, Polls, PollView
 from bot.services.posts import Posts
@@ -63,7 +63,7 @@ class VotesFeature(Feature):
         self,
         channels: Channels,
         daily: Posts,
-        search: SearchService,
+        search: SearchBackend,
         library: Library,
         votes: Votes,
         polls: Polls,

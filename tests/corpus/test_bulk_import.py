@@ -373,7 +373,7 @@ def test_new_papers_are_told_as_the_index_reads_them_back(db, batch):
     the papers told before that it changed again; the search index takes the others
     as told without reading them back, so what it hears must be what `papers()` reads
     for every paper the commit does not name."""
-    from bot.search.batch import content_hash
+    from bot.search.builtin.batch import content_hash
 
     library = Library(db)
     exported = [

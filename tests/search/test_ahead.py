@@ -1,6 +1,6 @@
 """Tokenising ahead: `paperclub import` hands the papers it writes to worker processes,
 and the index build that follows takes them from there where nothing changed them
-after (bot.search.tokenising.TokenisedAhead, Told.split, SearchService.ahead)."""
+after (bot.search.builtin.tokenising.TokenisedAhead, Told.split, SearchService.ahead)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 
 from adapters.bench.search.realistic import RealisticCorpus
 from bot.corpus.indexed import IndexedPaper
-from bot.search import content, tokenising
-from bot.search.content import IndexContent
+from bot.search.builtin import content, tokenising
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.service import SearchService
+from bot.search.builtin.tokenising import TokenisedAhead
 from bot.search.query import Query
-from bot.search.service import SearchService
-from bot.search.tokenising import TokenisedAhead
 from bot.search.tokens import Tokenizer
 from tests.search.test_segments import ChangingCorpus
 

@@ -58,7 +58,7 @@ def test_the_curve_meets_scifact_at_its_size(papers):
     )
     ((_n, words, distinct),) = heaps_points(texts, [len(docs)])
     assert distinct == pytest.approx(36_000, rel=0.01)  # the figure the issue names
-    ours = [p for p in heaps_points(iter(papers), list(range(1, 10_001))) if p[1] >= words][0]
+    ours = next(p for p in heaps_points(iter(papers), list(range(1, 10_001))) if p[1] >= words)
     assert ours[2] == pytest.approx(distinct, rel=0.05)  # as many distinct words for as many words
 
 

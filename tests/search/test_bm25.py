@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.search import bm25, compiled, postings
-from bot.search.bm25 import Bm25Index, Bm25Params
-from bot.search.files import IndexStore
+from bot.search.builtin import bm25, compiled, postings
+from bot.search.builtin.bm25 import Bm25Index
+from bot.search.builtin.files import IndexStore
+from bot.search.params import Bm25Params
 
 
 def _queries(documents: list[list[str]], count: int, seed: int = 7) -> list[list[str]]:

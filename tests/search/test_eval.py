@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.search.builtin.index import SearchIndex
 from bot.search.evaluation import BeirFormatError, evaluate, ndcg_at, read_beir, recall_at
 from tests.conftest import REPO
 from tests.processes import paperclub
@@ -55,7 +56,7 @@ def test_metrics_follow_beir_definitions():
 def test_a_small_folder_ranks_its_judged_queries(tmp_path):
     data = read_beir(_beir(tmp_path / "tiny"))
     assert data.qrels == {"q1": {"d2": 1}, "q2": {"d3": 1, "d1": 2}}  # the header line is skipped
-    result = evaluate(data)
+    result = evaluate(data, SearchIndex.build)
     assert result.queries == 2 and result.documents == 4  # the unjudged query is not counted
     assert result.recall_at_100 == 1.0
     assert result.ndcg_at_10 == pytest.approx(1.0)  # d1 (grade 2) outranks d3 for "apple pie"
@@ -79,7 +80,7 @@ def test_the_command_prints_the_figures_and_explains_a_wrong_folder(tmp_path):
 @pytest.mark.skipif(not SCIFACT.exists(), reason=f"no SciFact data at {SCIFACT}")
 def test_scifact_quality_with_the_default_settings():
     """The default (rank-bm25's BM25Okapi on our tokens) keeps its measured quality."""
-    result = evaluate(read_beir(SCIFACT))
+    result = evaluate(read_beir(SCIFACT), SearchIndex.build)
     assert result.queries == 300
     assert result.ndcg_at_10 >= 0.684
     assert result.recall_at_100 >= 0.91

@@ -13,12 +13,12 @@ import pytest
 
 from bot.corpus.library import Library
 from bot.corpus.records import PaperRecord
-from bot.search.bm25 import Bm25Params
-from bot.search.content import IndexContent
-from bot.search.files import IndexStore, default_index_dir
-from bot.search.index import SearchIndex
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.files import IndexStore, default_index_dir
+from bot.search.builtin.index import SearchIndex
+from bot.search.builtin.service import SearchService
+from bot.search.params import Bm25Params
 from bot.search.query import Query
-from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 from store import Database
 
@@ -142,7 +142,7 @@ def test_a_build_that_dies_half_way_leaves_the_live_version_alone(library, tmp_p
         with open(path, "wb") as out:
             np.lib.format.write_array(out, array)
 
-    monkeypatch.setattr("bot.search.files.np.save", failing_save)
+    monkeypatch.setattr("bot.search.builtin.files.np.save", failing_save)
     with pytest.raises(OSError):
         SearchService(library).current()
     monkeypatch.undo()

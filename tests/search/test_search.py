@@ -155,7 +155,7 @@ def test_known_filter_values_in_any_case_are_not_reported(seeded):
 
 def test_a_long_list_of_values_shows_the_ten_most_used_then_an_ellipsis():
     from bot.corpus.indexed import IndexedPaper
-    from bot.search.index import SearchIndex
+    from bot.search.builtin.index import SearchIndex
     from bot.search.tokens import Tokenizer
 
     # Tag t00 is on 1 paper, t01 on 2, ... t13 on 14: the ten most used are t04..t13.

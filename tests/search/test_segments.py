@@ -18,16 +18,16 @@ from rank_bm25 import BM25Okapi
 
 from adapters.bench.search.realistic import RealisticCorpus
 from bot.corpus.indexed import IndexedPaper
-from bot.search import index as index_module
-from bot.search import segments
-from bot.search.arrays import digest_order
-from bot.search.bm25 import Bm25Params
-from bot.search.content import IndexContent
-from bot.search.files import SEGMENTS, IndexStore, load_arrays
-from bot.search.index import SearchIndex
+from bot.search.builtin import index as index_module
+from bot.search.builtin import segments
+from bot.search.builtin.arrays import digest_order
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.files import SEGMENTS, IndexStore, load_arrays
+from bot.search.builtin.index import SearchIndex
+from bot.search.builtin.segments import live_masks, merge_plan
+from bot.search.builtin.service import SearchService
+from bot.search.params import Bm25Params
 from bot.search.query import Query
-from bot.search.segments import live_masks, merge_plan
-from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 
 
@@ -207,7 +207,7 @@ def test_merge_plan_is_a_binary_counter_with_a_limit():
 
 def test_newest_copy_wins():
     tokenizer = Tokenizer()
-    from bot.search.content import IndexContent
+    from bot.search.builtin.content import IndexContent
 
     def content(ids):
         return IndexContent.build([IndexedPaper(i, "t", f"t\nword{i}") for i in ids], tokenizer)

@@ -6,11 +6,12 @@ import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
 from bot.messages import ChannelRef, Incoming, UserRef
-from bot.search.content import IndexContent
-from bot.search.index import SearchIndex
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.index import SearchIndex
+from bot.search.builtin.service import SearchService
+from bot.search.builtin.spelling import Spelling
 from bot.search.query import Query
-from bot.search.service import SearchService
-from bot.search.suggest import Spellcheck, Spelling
+from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
 
 ISSUE_EXAMPLE = "grpah nueral netwroks"

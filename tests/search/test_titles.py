@@ -1,5 +1,5 @@
 """A query that spells a paper's title puts that paper first, wherever BM25 ranks it
-(bot.search.index.SearchIndex._titled, bot.search.content.IndexContent.titled)."""
+(bot.search.builtin.index.SearchIndex._titled, bot.search.builtin.content.IndexContent.titled)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from dataclasses import replace
 import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.content import IndexContent
-from bot.search.files import SEGMENTS, load_arrays
-from bot.search.index import SearchIndex
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.files import SEGMENTS, load_arrays
+from bot.search.builtin.index import SearchIndex
+from bot.search.builtin.service import SearchService
 from bot.search.query import Query
-from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 from tests.search.test_segments import ChangingCorpus
 

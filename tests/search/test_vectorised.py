@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from bot.search import compiled, postings, vectorised
-from bot.search.bm25 import Bm25Index
+from bot.search.builtin import compiled, loops, postings, vectorised
+from bot.search.builtin.bm25 import Bm25Index
 from tests.conftest import REPO
 from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded
 
@@ -22,7 +22,7 @@ from tests.search.test_bm25 import _expected_top, _queries, _saved_and_loaded
 @pytest.fixture
 def plain(monkeypatch):
     """Search with the numpy loops for this test, as `paperclub search` does."""
-    monkeypatch.setattr(postings, "_short_lived", True)
+    monkeypatch.setattr(loops, "_short_lived", True)
 
 
 def _answers(index: Bm25Index, queries, k=10, allowed=None):
@@ -52,9 +52,9 @@ def test_numpy_loops_answer_as_the_compiled_ones(source, corpus_tokens, tmp_path
         for allowed in masks:
             for k in (1, 10):
                 fast = _answers(index, queries, k, allowed)
-                monkeypatch.setattr(postings, "_short_lived", True)
+                monkeypatch.setattr(loops, "_short_lived", True)
                 slow = _answers(index, queries, k, allowed)
-                monkeypatch.setattr(postings, "_short_lived", False)
+                monkeypatch.setattr(loops, "_short_lived", False)
                 assert slow == fast  # documents, float scores (==, not approx), matched terms
     assert sum(len(a) for a in fast) > 50  # the queries found something
 
@@ -98,10 +98,10 @@ def test_highest_impacts_match_to_the_bit():
 
 def test_a_short_lived_process_builds_large_segments_compiled(monkeypatch):
     """numpy's loops take ~40 bytes a posting: past NUMPY_POSTINGS a build goes compiled."""
-    monkeypatch.setattr(postings, "_short_lived", True)
-    small, large = np.zeros((10, 3), np.uint8), np.zeros((postings.NUMPY_POSTINGS + 1, 3), np.uint8)
-    assert postings._loops_for(small) is vectorised
-    assert postings._loops_for(large) is compiled
+    monkeypatch.setattr(loops, "_short_lived", True)
+    small, large = np.zeros((10, 3), np.uint8), np.zeros((loops.NUMPY_POSTINGS + 1, 3), np.uint8)
+    assert loops._loops_for(small) is vectorised
+    assert loops._loops_for(large) is compiled
 
 
 def test_a_search_command_imports_no_numba(seeded_copy):
@@ -116,16 +116,16 @@ def test_a_search_command_imports_no_numba(seeded_copy):
     argv = ["--database-url", seeded_copy, "search", "graph", "neural", "networks", "--json"]
     # The copy has no index beside it yet: the first search builds it (a build's loops).
     first = subprocess.run([sys.executable, "-m", "adapters.cli", *argv], cwd=REPO,
-                           capture_output=True, timeout=120)
+                           capture_output=True, timeout=120, check=False)
     assert first.returncode == 0
     done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     modules = set(json.loads(done.stderr.strip().splitlines()[-1]))
-    assert "bot.search.vectorised" in modules
+    assert "bot.search.builtin.vectorised" in modules
     # Nor what only other commands use: PostgreSQL's dialect (SQLite here), the
     # tokenising pool, did-you-mean's edit distances (the query matches).
-    assert not {"numba", "scipy", "alembic", "bot.search.compiled", "sqlalchemy.dialects.postgresql",
+    assert not {"numba", "scipy", "alembic", "bot.search.builtin.compiled", "sqlalchemy.dialects.postgresql",
                 "concurrent.futures.process", "multiprocessing", "rapidfuzz"} & modules
     hits = [(h["paper_id"], h["score"]) for h in json.loads(done.stdout)["hits"]]
     assert hits == _compiled_hits(seeded_copy, "graph neural networks") and len(hits) == 10
@@ -145,7 +145,7 @@ def _compiled_hits(url: str, text: str) -> list[tuple[int, float]]:
 def test_a_small_transpose_sorts_as_scipy_counts(monkeypatch, cols_dtype):
     """A day's segment is transposed by numpy's stable sort (no scipy to import): the
     same rows, values and types as scipy's counting sort gives a large build."""
-    from bot.search import arrays
+    from bot.search.builtin import arrays
 
     rng = np.random.default_rng(8)
     lengths = rng.integers(0, 12, size=200)

@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.bm25 import Bm25Params
-from bot.search.content import IndexContent
-from bot.search.files import IndexStore, fingerprint
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.files import IndexStore, fingerprint
+from bot.search.builtin.service import SearchService
+from bot.search.params import Bm25Params
 from bot.search.query import Query
-from bot.search.service import SearchService
 from bot.search.tokens import Tokenizer
 
 K = 10

@@ -6,7 +6,7 @@ An index directory holds versions side by side and a pointer to the live one:
     lock                        held (flock) by the one process making a version
     merge.lock                  held by the one process merging segments
     r12-3f9a...-8c1d/meta.json  a version: its revision and its segments, oldest first
-    segments/s5e0c.../          a segment (bot.search.segments): one .npy file per array
+    segments/s5e0c.../          a segment (bot.search.builtin.segments): one .npy file per array
 
 A segment is written into a temporary directory and renamed into place; a version's
 meta.json likewise; only then is the version named in CURRENT (write + os.replace): a
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy.engine import make_url
 
-from bot.search.bm25 import Bm25Params
+from bot.search.params import Bm25Params
 from bot.search.tokens import Tokenizer
 
 log = logging.getLogger(__name__)

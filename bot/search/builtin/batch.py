@@ -3,68 +3,27 @@
 A `Batch` holds, for some papers, their ids, content hashes and titles, the counts of
 their terms (text and title) and of their filter keys (author words, tracks,
 collections, tags), and the words and values as written that did-you-mean and the
-listings show. Batches merge in order into one; `bot.search.content` assembles the
-searchable arrays from the result, and `bot.search.tokenising` makes batches on worker
+listings show. Batches merge in order into one; `bot.search.builtin.content` assembles the
+searchable arrays from the result, and `bot.search.builtin.tokenising` makes batches on worker
 processes.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
 
 import numpy as np
 
-from bot.corpus.folding import fold
 from bot.corpus.indexed import IndexedPaper
-from bot.search.arrays import StringTable
-from bot.search.bm25 import TermCounts
-from bot.search.suggest import WordCounts
+from bot.search.builtin.arrays import StringTable
+from bot.search.builtin.bm25 import TermCounts
+from bot.search.builtin.spelling import WordCounts
+from bot.search.fields import FILTER_FIELDS, LISTED_FIELDS, display_names, filter_keys
 from bot.search.tokens import Tokenizer
-
-FILTER_FIELDS = ("author", "track", "in", "tag")
-# Fields whose values a reply lists when one typed matches nothing ("tracks: Oral, ...");
-# author keys are single words of names, which nobody needs listed.
-LISTED_FIELDS = ("track", "in", "tag")
-
-
-@lru_cache(maxsize=100_000)
-def field_value_key(value: str) -> str:
-    """How filter values are compared: case, accents and punctuation ignored. Cached:
-    the same author names come back on thousands of papers."""
-    return "-".join(re.findall(r"\w+", fold(value)))
-
-
-def filter_keys(paper: IndexedPaper) -> dict[str, set[str]]:
-    tags = {field_value_key(t) for t in paper.tags}
-    return {
-        "author": {w for name in paper.authors for w in _words(name)},
-        "track": {field_value_key(v) for v in (paper.track, paper.award) if v},
-        "in": {field_value_key(c) for c in paper.collections},
-        "tag": tags.union(*(_words(t) for t in paper.tags)),
-    }
-
-
-@lru_cache(maxsize=100_000)
-def _words(value: str) -> tuple[str, ...]:
-    return tuple(w for w in field_value_key(value).split("-") if w)
-
-
-def display_names(papers: Iterable[IndexedPaper]) -> dict[str, dict[str, str]]:
-    """Per listed field, each key's value as first written ("top-25" -> "top 25%")."""
-    names: dict[str, dict[str, str]] = {f: {} for f in LISTED_FIELDS}
-    for paper in papers:
-        values = {"track": (paper.track, paper.award), "in": paper.collections, "tag": paper.tags}
-        for fld, written in values.items():
-            for value in written:
-                if value:
-                    names[fld].setdefault(field_value_key(value), value)
-    return names
 
 
 def merge_names(parts: Iterable[dict[str, dict[str, str]]]) -> dict[str, dict[str, str]]:

@@ -1,4 +1,4 @@
-"""The loops a query runs (bot.search.compiled's), in plain numpy: for a process that
+"""The loops a query runs (bot.search.builtin.compiled's), in plain numpy: for a process that
 answers one query and exits, which would spend longer importing numba and loading its
 compiled loops than searching. Each returns what its compiled twin returns, to the
 last bit of every score (the same float64 operations in the same order;
@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from bot.search.postings import unpack
+from bot.search.builtin.postings import Counts, Floats, Ints, Mask, Packed, unpack
 
 CHUNK = 1 << 24  # postings unpacked at a time by live_doc_freq: bounded memory
 
 
-def _postings(term, indptr, cols, values) -> tuple[np.ndarray, np.ndarray]:
+def _postings(term: int, indptr: Ints, cols: Packed, values: Counts) -> tuple[Ints, Counts]:
     start, end = int(indptr[term]), int(indptr[term + 1])
     return unpack(cols[start:end]), values[start:end]
 
 
-def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols, values, heads,
-               allowed, k1_plus_1, norm, norm32, partial, scan_from, probes) -> np.ndarray:
+def contenders(k: int, terms: Ints, weights: Floats, bounds: Floats, seed_take: int, share: float,
+               slack: float, indptr: Ints, cols: Packed, values: Counts, heads: tuple[Ints, Ints],
+               allowed: Mask, k1_plus_1: float, norm: Floats, norm32: Floats, partial: Floats,
+               scan_from: int, probes: int) -> Ints:
     """Every document holding a query term (allowed ones only): a superset of the top
     k, as compiled.contenders returns, without ruling any out."""
     present = np.zeros(len(norm), dtype=np.bool_)
@@ -35,7 +37,8 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
     return np.flatnonzero(present)
 
 
-def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm):
+def ranked(k: int, docs: Ints, terms: Ints, idf: Floats, sequence: Ints, indptr: Ints, cols: Packed,
+           values: Counts, k1_plus_1: float, norm: Floats) -> tuple[Ints, Floats, Counts]:
     """compiled.ranked: the k best of these documents (ascending) by exact score, best
     first, ties to the earlier document, with each hit's frequency per term. Impacts
     are rank-bm25's idf * (tf * (k1 + 1) / (tf + norm)) in float64, added up token by
@@ -67,7 +70,8 @@ def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm)
     return best.astype(np.int64), scores[best], tf_of
 
 
-def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm) -> np.ndarray:
+def highest_impacts(indptr: Ints, cols: Packed, values: Counts, idf: Floats, k1_plus_1: float,
+                    norm: Floats) -> Floats:
     """Per term, its highest impact, and 0 for a term whose impacts are all below (the
     compiled loop starts its maximum at 0)."""
     lengths = np.diff(indptr)
@@ -83,7 +87,7 @@ def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm) -> np.ndarray:
     return np.maximum(highest, 0.0)
 
 
-def live_doc_freq(indptr, cols, live) -> np.ndarray:
+def live_doc_freq(indptr: Ints, cols: Packed, live: Mask) -> Ints:
     """Per term, how many of its documents are live: live postings counted a chunk at
     a time, read off at each term's boundary."""
     before = np.zeros(len(indptr), dtype=np.int64)  # live postings before indptr[i]

@@ -9,7 +9,7 @@ frequency costs several passes. Here each loop is one pass, with the impact
 computed as it goes (`weight` is the query term's count times its idf, `norm[doc]` is
 k1 * (1 - b + b * dl / avgdl)), so the index stores small integer frequencies rather
 than float impacts, and every score is exact for whatever statistics it is given.
-The layout of the postings is bot.search.postings's; bot.search.vectorised holds the
+The layout of the postings is bot.search.builtin.postings's; bot.search.builtin.vectorised holds the
 same query loops in plain numpy, for a process that answers one query and exits.
 
 `cache=True` compiles once per machine (into __pycache__, or numba's user cache when
@@ -18,17 +18,22 @@ that is read-only); `nogil=True` lets the threads of a bot search side by side.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numba import njit
 
+if TYPE_CHECKING:
+    from bot.search.builtin.postings import Counts, Floats, Ints, Mask, Packed
+
 
 @njit(cache=True, nogil=True, inline="always")
-def _doc(cols, j):  # pragma: no cover - compiled
+def _doc(cols: Packed, j: int) -> np.int64:  # pragma: no cover - compiled
     return np.int64(cols[j, 0]) | (np.int64(cols[j, 1]) << 8) | (np.int64(cols[j, 2]) << 16)
 
 
 @njit(cache=True, nogil=True)
-def _first_doc_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
+def _first_doc_at_least(cols: Packed, lo: int, hi: int, doc: int) -> int:  # pragma: no cover
     """The first position in cols[lo:hi] holding doc or more (hi when none does)."""
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -40,7 +45,7 @@ def _first_doc_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _next_doc_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
+def _next_doc_at_least(cols: Packed, lo: int, hi: int, doc: int) -> int:  # pragma: no cover
     """_first_doc_at_least for a caller walking ascending documents through a list: steps
     of 1, 2, 4, ... from `lo`, then a binary search inside the last step, so a search
     costs the log of how far it moves, in memory near the last, rather than the log of
@@ -58,7 +63,7 @@ def _next_doc_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _first_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
+def _first_at_least(cols: Ints, lo: int, hi: int, doc: int) -> int:  # pragma: no cover - compiled
     """The first position in cols[lo:hi] holding doc or more (hi when none does)."""
     while lo < hi:
         mid = (lo + hi) >> 1
@@ -70,7 +75,8 @@ def _first_at_least(cols, lo, hi, doc):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def exact_impacts(docs, terms, idf, indptr, cols, values, k1_plus_1, norm):  # pragma: no cover
+def exact_impacts(docs: Ints, terms: Ints, idf: Floats, indptr: Ints, cols: Packed, values: Counts,
+                  k1_plus_1: float, norm: Floats) -> tuple[Floats, Counts]:  # pragma: no cover
     """(impact, frequency) per document and term, for these documents over these terms,
     in float64 as rank-bm25 computes each: idf * (tf * (k1 + 1) /
     (tf + norm)). The caller adds them up in the query's order, as rank-bm25 does."""
@@ -92,7 +98,9 @@ def exact_impacts(docs, terms, idf, indptr, cols, values, k1_plus_1, norm):  # p
 
 
 @njit(cache=True, nogil=True)
-def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm):  # pragma: no cov
+def ranked(k: int, docs: Ints, terms: Ints, idf: Floats, sequence: Ints, indptr: Ints, cols: Packed,
+           values: Counts, k1_plus_1: float, norm: Floats
+           ) -> tuple[Ints, Floats, Counts]:  # pragma: no cover - compiled
     """The k best of these documents (ascending) by exact score: (documents, scores,
     frequency per hit and term), best first, ties to the earlier document; only
     documents with a term count. Each impact is rank-bm25's idf * (tf * (k1 + 1) /
@@ -116,7 +124,8 @@ def ranked(k, docs, terms, idf, sequence, indptr, cols, values, k1_plus_1, norm)
 
 
 @njit(cache=True, nogil=True)
-def terms_of(doc, indptr, cols, values):  # pragma: no cover - compiled
+def terms_of(doc: int, indptr: Ints, cols: Packed, values: Counts
+             ) -> tuple[Ints, Ints]:  # pragma: no cover - compiled
     """(term ids, frequencies) of one document: a binary search of every term's list.
     What a forward index would hold, for the rare question about one document."""
     terms = np.empty(len(indptr) - 1, dtype=np.int64)
@@ -133,7 +142,7 @@ def terms_of(doc, indptr, cols, values):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def live_doc_freq(indptr, cols, live):  # pragma: no cover - compiled
+def live_doc_freq(indptr: Ints, cols: Packed, live: Mask) -> Ints:  # pragma: no cover - compiled
     """Per term, how many of its documents are live."""
     df = np.zeros(len(indptr) - 1, dtype=np.int64)
     for term in range(len(indptr) - 1):
@@ -146,7 +155,8 @@ def live_doc_freq(indptr, cols, live):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm):  # pragma: no cover
+def highest_impacts(indptr: Ints, cols: Packed, values: Counts, idf: Floats, k1_plus_1: float,
+                    norm: Floats) -> Floats:  # pragma: no cover - compiled
     """Per term, its highest impact (what no document can get more of from it)."""
     highest = np.zeros(len(indptr) - 1, dtype=np.float64)
     for term in range(len(indptr) - 1):
@@ -154,14 +164,15 @@ def highest_impacts(indptr, cols, values, idf, k1_plus_1, norm):  # pragma: no c
         for j in range(indptr[term], indptr[term + 1]):
             tf = np.float64(values[j])
             impact = idf[term] * tf * k1_plus_1 / (tf + norm[_doc(cols, j)])
-            if impact > best:
+            if impact > best:  # noqa: PLR1730 - the compiled loop as measured, not max()
                 best = impact
         highest[term] = best
     return highest
 
 
 @njit(cache=True, nogil=True)
-def _seeds(take, terms, lengths, indptr, cols, heads, allowed):  # pragma: no cover - compiled
+def _seeds(take: int, terms: Ints, lengths: Ints, indptr: Ints, cols: Packed,
+           heads: tuple[Ints, Ints], allowed: Mask) -> tuple[Ints, bool]:  # pragma: no cover
     """(distinct allowed documents among the `take` best postings of each term, whether
     that was every posting): a term's head when it holds that many, else its list.
     `heads`: (the terms that have one, ascending; their documents, `width` each)."""
@@ -194,7 +205,8 @@ def _seeds(take, terms, lengths, indptr, cols, heads, allowed):  # pragma: no co
 
 
 @njit(cache=True, nogil=True)
-def _add_term(out, docs, term, weight, indptr, cols, values, k1_plus_1, norm):  # pragma: no cover
+def _add_term(out: Floats, docs: Ints, term: int, weight: float, indptr: Ints, cols: Packed,
+              values: Counts, k1_plus_1: float, norm: Floats) -> None:  # pragma: no cover
     """out[i] += the term's impact in docs[i] (ascending; nothing where it is absent)."""
     end = indptr[term + 1]
     lo = indptr[term]
@@ -208,8 +220,9 @@ def _add_term(out, docs, term, weight, indptr, cols, values, k1_plus_1, norm):  
 
 
 @njit(cache=True, nogil=True)
-def _kth_seed_score(k, take, terms, lengths, weights, indptr, cols, values, heads, allowed,
-                    k1_plus_1, norm):  # pragma: no cover - compiled
+def _kth_seed_score(k: int, take: int, terms: Ints, lengths: Ints, weights: Floats, indptr: Ints,
+                    cols: Packed, values: Counts, heads: tuple[Ints, Ints], allowed: Mask,
+                    k1_plus_1: float, norm: Floats) -> float:  # pragma: no cover - compiled
     """The k-th best score among the best postings of each term (taking more until k
     allowed documents are found; 0 if fewer than k have a term at all)."""
     while True:
@@ -219,14 +232,16 @@ def _kth_seed_score(k, take, terms, lengths, weights, indptr, cols, values, head
             for t in range(len(terms)):
                 _add_term(scores, seeds, terms[t], weights[t], indptr, cols, values, k1_plus_1,
                           norm)
-            return np.partition(scores, len(scores) - k)[len(scores) - k]
+            kth: float = np.partition(scores, len(scores) - k)[len(scores) - k]
+            return kth
         if whole:
             return 0.0
         take *= 8
 
 
 @njit(cache=True, nogil=True)
-def _reaching(partial, reach, terms, left_out, indptr, cols, summed):  # pragma: no cover
+def _reaching(partial: Floats, reach: float, terms: Ints, left_out: Mask, indptr: Ints,
+              cols: Packed, summed: int) -> tuple[Ints, Floats]:  # pragma: no cover - compiled
     """(the documents of the summed lists whose partial sum reaches `reach`, ascending;
     their sums), zeroing every sum on the way: one more read of those lists, cheaper
     than a scan of every document when they are shorter than the corpus. A document
@@ -251,7 +266,7 @@ def _reaching(partial, reach, terms, left_out, indptr, cols, summed):  # pragma:
 
 
 @njit(cache=True, nogil=True)
-def _merged_runs(docs, sums, runs):  # pragma: no cover - compiled
+def _merged_runs(docs: Ints, sums: Floats, runs: Ints) -> tuple[Ints, Floats]:  # pragma: no cover
     """`docs` (and their `sums`) ascending, from ascending runs docs[runs[i]:runs[i + 1]]:
     merged two by two, where a sort took 8 ms for one query's 207k survivors."""
     while len(runs) > 2:
@@ -276,8 +291,9 @@ def _merged_runs(docs, sums, runs):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
-def _kth_probed(k, probes, docs, sums, terms, left_out, weights, indptr, cols, values, k1_plus_1,
-                norm):  # pragma: no cover - compiled
+def _kth_probed(k: int, probes: int, docs: Ints, sums: Floats, terms: Ints, left_out: Mask,
+                weights: Floats, indptr: Ints, cols: Packed, values: Counts, k1_plus_1: float,
+                norm: Floats) -> float:  # pragma: no cover - compiled
     """The k-th best whole score of the `probes` documents (ties: a few more) with the
     best sums of the summed terms, the left-out terms' impacts added (docs ascending)."""
     n = len(docs)
@@ -287,12 +303,15 @@ def _kth_probed(k, probes, docs, sums, terms, left_out, weights, indptr, cols, v
     for t in range(len(terms)):
         if left_out[t]:
             _add_term(whole, probed, terms[t], weights[t], indptr, cols, values, k1_plus_1, norm)
-    return np.partition(whole, len(whole) - k)[len(whole) - k]
+    kth: float = np.partition(whole, len(whole) - k)[len(whole) - k]
+    return kth
 
 
 @njit(cache=True, nogil=True)
-def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols, values, heads,
-               allowed, k1_plus_1, norm, norm32, partial, scan_from, probes):  # pragma: no cover
+def contenders(k: int, terms: Ints, weights: Floats, bounds: Floats, seed_take: int, share: float,
+               slack: float, indptr: Ints, cols: Packed, values: Counts, heads: tuple[Ints, Ints],
+               allowed: Mask, k1_plus_1: float, norm: Floats, norm32: Floats, partial: Floats,
+               scan_from: int, probes: int) -> Ints:  # pragma: no cover - compiled
     """The documents that can be in the top k by these terms (a superset, ascending).
 
     `weights`: each term's count in the query times its idf; `bounds`: the most it can
@@ -370,4 +389,5 @@ def contenders(k, terms, weights, bounds, seed_take, share, slack, indptr, cols,
             _add_term(approximate, docs, terms[t], weights[t], indptr, cols, values, k1_plus_1,
                       norm)
     kth = np.partition(approximate, len(docs) - k)[len(docs) - k]
-    return docs[approximate >= kth * (1 - slack)]
+    survivors: Ints = docs[approximate >= kth * (1 - slack)]
+    return survivors

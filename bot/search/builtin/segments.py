@@ -12,7 +12,7 @@ each term's document frequency and the floored idf) are those of the live docume
 of all segments together (`global_stats`), and each segment is scored with them. A
 segment stores frequencies, so its scores are exact for any statistics; only its
 bounds (each term's highest impact, the documents of its best impacts) were computed
-with the statistics of the day it was written, and bot.search.bm25 corrects them per
+with the statistics of the day it was written, and bot.search.builtin.bm25 corrects them per
 term and widens them by how far the mean length moved since.
 
 Segments merge into larger ones (`merge_plan`, like a binary counter: the newest
@@ -27,9 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.search.arrays import digest_order
-from bot.search.bm25 import Bm25Params, Stats
-from bot.search.content import IndexContent
+from bot.search.builtin.arrays import digest_order
+from bot.search.builtin.bm25 import Stats
+from bot.search.builtin.content import IndexContent
+from bot.search.params import Bm25Params
 
 MAX_SEGMENTS = 10  # more than this and the newest merge whatever their sizes
 GROWTH = 1  # a segment is merged with the newer ones once it is at most this times their size

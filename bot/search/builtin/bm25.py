@@ -11,7 +11,7 @@ twice counts twice, as in rank-bm25.
 Two flat arrays views of the corpus (memory-mapped when loaded):
 - term -> (document, frequency), documents ascending: four bytes a posting (a
   three-byte document number and a one-byte frequency in abstracts). Impacts are
-  computed from them as a query reads them (bot.search.postings, compiled), always
+  computed from them as a query reads them (bot.search.builtin.loops, compiled), always
   with the statistics the index is scored with, so a returned score is the
   reference's value in float64;
 - per term its highest impact (float32, rounded up), and for each long list the
@@ -35,12 +35,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import chain, compress
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from bot.search import postings
-from bot.search.arrays import Arrays, SparseRows, StringTable
+from bot.search.builtin import loops, postings
+from bot.search.builtin.arrays import Arrays, SparseRows, StringTable
 from bot.search.params import Bm25Params
 
 # Float32 impacts are within ~1e-7 of the float64 ones; sums of them, within ~1e-6. Every
@@ -180,7 +180,7 @@ class Bm25Index:
         """`term_docs`: each term's documents, ascending, with the term's frequency in
         each. `stats`: the idf of each vocabulary term and the mean length to score
         with, when they are the whole index's rather than these documents' own (a
-        segment, see bot.search.segments). `heads` (see `_heads`) and `term_max` (each
+        segment, see bot.search.builtin.segments). `heads` (see `_heads`) and `term_max` (each
         term's highest impact) come with the stats they were computed with."""
         self.vocabulary = vocabulary
         self.term_docs = SparseRows(*map(postings.frozen, term_docs.arrays("t").values()))
@@ -238,12 +238,12 @@ class Bm25Index:
 
     @classmethod
     def from_counts(cls, counts: TermCounts, params: Bm25Params = Bm25Params()) -> Bm25Index:
-        """The index of these counts. Consumes their rows (counts.rows is None after): the
+        """The index of these counts. Consumes their rows (`counts` has none after): the
         postings are made from them and they go before the postings are packed, so a
         build holds the postings about twice at most, not three times (1M: 600 MB less)."""
         vocabulary = StringTable.from_strings(counts.vocabulary)
         by_term = counts.rows.transpose(len(counts.vocabulary))
-        counts.rows = None
+        del counts.rows
         packed = SparseRows(by_term.indptr, postings.pack(by_term.cols), by_term.values)
         return cls(vocabulary, packed, counts.lengths, params)
 
@@ -297,7 +297,7 @@ class Bm25Index:
 
     def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
         """Dense scores for every document, what BM25Okapi.get_scores returns."""
-        ids, weights = self.term_ids(query_tokens)
+        ids, _weights = self.term_ids(query_tokens)
         docs = self.candidates(query_tokens)
         scores = np.zeros(self.doc_count, dtype=np.float64)
         hits, hit_scores, _tf = self._ranked(len(docs), docs, ids, query_tokens)
@@ -356,9 +356,9 @@ class Bm25Index:
     def _ranked(
         self, k: int, docs: np.ndarray, ids: np.ndarray, query_tokens: Sequence[str]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """bot.search.postings.ranked over these (ascending) documents: the k best,
+        """bot.search.builtin.loops.ranked over these (ascending) documents: the k best,
         their exact scores and their frequency per query term (columns in `ids` order)."""
-        return postings.ranked(
+        return loops.ranked(
             k,
             np.ascontiguousarray(docs, dtype=np.int64),
             ids,
@@ -373,21 +373,22 @@ class Bm25Index:
 
     def doc_impacts(self, doc: int) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, exact impacts) of one document's terms."""
-        terms, tf = postings.terms_of(
+        terms, tf = loops.terms_of(
             doc, self.term_docs.indptr, self.term_docs.cols, self.term_docs.values
         )
         return terms, self._impacts(terms, np.full(len(terms), doc), tf)
 
     def live_doc_freq(self, live: np.ndarray) -> np.ndarray:
         """Per term, how many of its documents `live` keeps."""
-        return postings.live_doc_freq(self.term_docs.indptr, self.term_docs.cols, live)
+        return loops.live_doc_freq(self.term_docs.indptr, self.term_docs.cols, live)
 
     # --- internals -----------------------------------------------------------------
 
-    def _impacts(self, terms: int | np.ndarray, docs: np.ndarray, tf: np.ndarray) -> np.ndarray:
+    def _impacts(self, terms: np.ndarray, docs: np.ndarray, tf: np.ndarray) -> np.ndarray:
         tf = tf.astype(np.float64)
         p = self.params
-        return self.idf[terms] * tf * (p.k1 + 1) / (tf + self.norm[docs])
+        impacts: np.ndarray = self.idf[terms] * tf * (p.k1 + 1) / (tf + self.norm[docs])
+        return impacts
 
     def _heads(self) -> tuple[np.ndarray, np.ndarray]:
         """(the terms with more than HEAD postings, ascending; for each, the documents of
@@ -420,7 +421,7 @@ class Bm25Index:
     def _highest(self) -> np.ndarray:
         """Each term's highest impact with the built statistics, a float32 rounded up so
         that it stays a bound."""
-        highest = postings.highest_impacts(
+        highest = loops.highest_impacts(
             self.term_docs.indptr,
             self.term_docs.cols,
             self.term_docs.values,
@@ -435,13 +436,13 @@ class Bm25Index:
         self, ids: np.ndarray, weights: np.ndarray, k: int, allowed: np.ndarray | None
     ) -> np.ndarray:
         """The documents that can be in the top k (a superset, scored exactly afterwards):
-        bot.search.postings.contenders, with each term's bound. The heads' impacts times
+        bot.search.builtin.loops.contenders, with each term's bound. The heads' impacts times
         `scale` are within a factor `drift` of the true ones (1 when the index's
         statistics are the ones it was built with)."""
         lengths = (self.term_docs.indptr[ids + 1] - self.term_docs.indptr[ids]).tolist()
         take = max(FIRST_SEEDS, SEEDS_PER_HIT * k) if self._worth_seeding(lengths, k) else 0
         bounds = weights * self.scale[ids] * self.term_max[ids] * ((1 + SLACK) * self.drift)
-        return postings.contenders(
+        return loops.contenders(
             k,
             ids,
             weights * self.idf[ids],
@@ -478,7 +479,7 @@ class Bm25Index:
 _NO_MASK = np.zeros(0, dtype=bool)
 
 
-def _smallest_unsigned(largest: int) -> type:
+def _smallest_unsigned(largest: int) -> type[np.unsignedinteger[Any]]:
     """One byte a frequency in abstracts; more only for a document that repeats a term."""
     return next(
         t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if largest <= np.iinfo(t).max

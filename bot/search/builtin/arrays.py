@@ -11,6 +11,7 @@ import bisect
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -187,7 +188,9 @@ class SparseRows:
         flipped = matrix.tocsc()
         return SparseRows(flipped.indptr.astype(np.int64), flipped.indices, flipped.data)
 
-    def _transposed_by_sorting(self, col_count: int, index_dtype: type) -> SparseRows:
+    def _transposed_by_sorting(
+        self, col_count: int, index_dtype: type[np.signedinteger[Any]]
+    ) -> SparseRows:
         """`transpose` by a stable sort on the columns: the same rows, in the same order."""
         cols = self.cols.astype(np.int64)
         order = np.argsort(cols, kind="stable")

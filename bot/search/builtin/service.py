@@ -1,9 +1,9 @@
 """The search service: hands out the index of the corpus's current revision.
 
-A process loads the index version an import wrote (bot.search.files) instead of
+A process loads the index version an import wrote (bot.search.builtin.files) instead of
 re-tokenising, and builds (or extends) one only when none is there for the current
 revision; a new revision is served by swapping one reference, so a search holds the
-index (bot.search.index) it started with.
+index (bot.search.builtin.index) it started with.
 """
 
 from __future__ import annotations
@@ -12,41 +12,85 @@ import logging
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, runtime_checkable
 
 import numpy as np
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search import postings
-from bot.search.batch import Batch
-from bot.search.bm25 import Bm25Params, Stats
-from bot.search.content import IndexContent
-from bot.search.files import (
+from bot.search.builtin import loops
+from bot.search.builtin.batch import Batch
+from bot.search.builtin.bm25 import Stats
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.files import (
     IndexStore,
     StoredVersion,
     default_index_dir,
     fingerprint,
 )
-from bot.search.index import SearchIndex
-from bot.search.segments import joined, merge_plan
-from bot.search.tokenising import TokenisedAhead
+from bot.search.builtin.index import SearchIndex
+from bot.search.builtin.segments import joined, merge_plan
+from bot.search.builtin.tokenising import TokenisedAhead
+from bot.search.params import Bm25Params
 from bot.search.tokens import Tokenizer
+
+if TYPE_CHECKING:
+    from bot.corpus.library import Library
+    from bot.search.engine import SearchBackend
 
 log = logging.getLogger(__name__)
 
 
+class Corpus(Protocol):
+    """What the service reads of every corpus it indexes (see SearchService)."""
+
+    def revision(self) -> int: ...
+
+    def papers(self) -> Iterable[IndexedPaper]: ...
+
+
+@runtime_checkable
+class ChangingCorpus(Corpus, Protocol):
+    """A corpus that says which papers changed after a revision: a new revision of the
+    index is a segment of them."""
+
+    def papers_changed(self, since: int) -> Iterable[IndexedPaper]: ...
+
+
+@runtime_checkable
+class ChangesById(Corpus, Protocol):
+    """A corpus that says which papers changed after a revision by id, with the revision
+    of each, and reads papers by id: a build takes those an import told `ahead` from
+    there and reads the rest (tokenising.Told.split)."""
+
+    def changes(self, since: int | None) -> tuple[Sequence[int], Sequence[int]]: ...
+
+    def papers_with(self, ids: Sequence[int]) -> Iterable[IndexedPaper]: ...
+
+
+def open_search(library: Library, short_lived: bool = False) -> SearchBackend:
+    """The built-in engine over the library, its index beside the database
+    (files.default_index_dir): what the bot and the command line run. `short_lived`:
+    the process does one thing and exits (`paperclub search`, `paperclub import`), so
+    it searches and builds a small segment with the numpy loops (loops.short_lived)."""
+    if short_lived:
+        loops.short_lived()
+    return SearchService(library)
+
+
 class SearchService:
-    """Hands out the index for the corpus's current revision.
+    """Hands out the index for the corpus's current revision: the built-in engine's
+    backend (bot.search.engine.SearchBackend).
 
     With an index directory (by default next to a SQLite database, see
-    bot.search.files.default_index_dir) it loads the version another process wrote, or
+    bot.search.builtin.files.default_index_dir) it loads the version another process wrote, or
     makes one and writes it for the others. When the loader can tell which papers
     changed since a revision (`papers_changed`, and `identity` to tell its database from
     a recreated one), a new revision adds a segment of those papers to the previous
     version; otherwise the index is rebuilt, reusing the rows of unchanged papers.
-    Segments are merged in a background thread (bot.search.segments.merge_plan).
+    Segments are merged in a background thread (bot.search.builtin.segments.merge_plan).
 
     The swap is a single reference assignment: a search holds the index it started
     with. While one thread updates, the others go on with the old index.
@@ -54,15 +98,15 @@ class SearchService:
 
     def __init__(
         self,
-        loader,
+        loader: Corpus,
         tokenizer: Tokenizer | None = None,
         params: Bm25Params = Bm25Params(),
         index_dir: Path | None | str = "auto",
         merge_in_background: bool = True,
     ):
-        # loader: an object with revision() -> int and papers() -> Iterable[IndexedPaper];
-        # optionally papers_changed(since: int), identity() -> str and stamp() -> str,
-        # and changes(since) with papers_with(ids) to take what an import told `ahead`.
+        # loader: revision() and papers() (Corpus); optionally papers_changed(since: int),
+        # identity() -> str and stamp() -> str, and changes(since) with papers_with(ids)
+        # to take what an import told `ahead` (bot.corpus.library.Library has them all).
         self.loader = loader
         self.tokenizer = tokenizer or Tokenizer()
         self.params = params
@@ -81,7 +125,7 @@ class SearchService:
         """For a process that serves members: the index loaded and the compiled loops
         ready now, not inside the first search's 3-second ack. A one-off command skips
         it: each loop loads (from numba's disk cache) when a search first runs it."""
-        postings.warm()
+        loops.warm()
         return self.current()
 
     @contextmanager
@@ -104,12 +148,19 @@ class SearchService:
         later build reads the papers again."""
         ahead, self._ahead = self._ahead, None
         told = ahead.result() if ahead is not None else None
-        if told is None or not hasattr(self.loader, "changes"):
-            papers = self.loader.papers() if since is None else self.loader.papers_changed(since)
-            return papers, None
-        ids, changed = (np.asarray(a, dtype=np.int64) for a in self.loader.changes(since))
+        loader = self.loader
+        if told is None or not isinstance(loader, ChangesById):
+            return self._read(since), None
+        ids, changed = (np.asarray(a, dtype=np.int64) for a in loader.changes(since))
         rows, read = told.split(ids, changed)
-        return self.loader.papers_with(read.tolist()), rows
+        return loader.papers_with(read.tolist()), rows
+
+    def _read(self, since: int | None) -> Iterable[IndexedPaper]:
+        """Every paper (`since` None), or those changed after revision `since`."""
+        if since is None:
+            return self.loader.papers()
+        assert isinstance(self.loader, ChangingCorpus)  # a revision only when _changes_known
+        return self.loader.papers_changed(since)
 
     def loaded(self) -> SearchIndex | None:
         """The index this process serves now, without loading or building one."""
@@ -138,6 +189,10 @@ class SearchService:
         merger = self._merger
         if merger is not None:
             merger.join()
+
+    def location(self) -> str | None:
+        """The index directory, or None for an index this process holds in memory."""
+        return str(self.store.root) if self.store is not None else None
 
     def _replaced(self, index: SearchIndex) -> bool:
         """Another process (or a merge) named a new version of the same revision."""
@@ -219,9 +274,9 @@ class SearchService:
         return named, stats
 
     def _changes_known(self) -> bool:
-        return hasattr(self.loader, "papers_changed")
+        return isinstance(self.loader, ChangingCorpus)
 
-    def _extendable(self, stored: StoredVersion | None, revision: int) -> bool:
+    def _extendable(self, stored: StoredVersion | None, revision: int) -> TypeGuard[StoredVersion]:
         """A stored version this database's changes can be added to."""
         identity = getattr(self.loader, "identity", None)
         return (
@@ -236,7 +291,7 @@ class SearchService:
     def _same_format(self, stored: StoredVersion) -> bool:
         return stored.meta.get("fingerprint") == self.fingerprint
 
-    def _matches(self, stored: StoredVersion | None, revision: int) -> bool:
+    def _matches(self, stored: StoredVersion | None, revision: int) -> TypeGuard[StoredVersion]:
         return (
             stored is not None
             and stored.revision == revision
@@ -244,7 +299,7 @@ class SearchService:
             and stored.meta.get("stamp") == self._stamp()
         )
 
-    def _meta(self, revision: int, named: list[tuple[str, IndexContent]]) -> dict:
+    def _meta(self, revision: int, named: list[tuple[str, IndexContent]]) -> dict[str, Any]:
         identity = getattr(self.loader, "identity", None)
         return {
             "revision": revision,
@@ -360,7 +415,7 @@ class SearchService:
                 now = self.store.current()
                 names = now.segments if now is not None else []
                 at = _sublist(names, run)
-                if at is None or not self._same_format(now):
+                if now is None or at is None or not self._same_format(now):
                     if temp is not None:
                         shutil.rmtree(temp, ignore_errors=True)
                     return

@@ -3,11 +3,11 @@
 An `IndexContent` is BM25 over the papers' text, the papers' ids and titles, the
 postings of the filter fields (author words, tracks, collections, tags) with the values
 as written for those a reply lists, and the words as written that did-you-mean suggests
-(see bot.search.suggest), all flat arrays that `bot.search.files` writes and
+(see bot.search.builtin.spelling), all flat arrays that `bot.search.builtin.files` writes and
 memory-maps back.
 
-A build assembles it from tokenised papers (`bot.search.batch`), tokenised here or on
-worker processes (`bot.search.tokenising`). Given the previous version, a build
+A build assembles it from tokenised papers (`bot.search.builtin.batch`), tokenised here or on
+worker processes (`bot.search.builtin.tokenising`). Given the previous version, a build
 re-tokenises only papers whose content hash changed or that are new, and reuses the
 other rows: the global statistics (N, avgdl, idf) change with every import, so each
 term's bounds are always recomputed, but that is compiled work.
@@ -24,11 +24,13 @@ import numpy as np
 
 from bot.collector import give_back_free_memory
 from bot.corpus.indexed import IndexedPaper
-from bot.search.arrays import Arrays, SparseRows, StringTable, digest_order
-from bot.search.batch import FILTER_FIELDS, LISTED_FIELDS, Batch, content_hash
-from bot.search.bm25 import Bm25Index, Bm25Params, TermCounts
-from bot.search.suggest import Spelling, WordCounts
-from bot.search.tokenising import GROUP, tokenised
+from bot.search.builtin.arrays import Arrays, SparseRows, StringTable, digest_order
+from bot.search.builtin.batch import Batch, content_hash
+from bot.search.builtin.bm25 import Bm25Index, TermCounts
+from bot.search.builtin.spelling import Spelling, WordCounts
+from bot.search.builtin.tokenising import GROUP, tokenised
+from bot.search.fields import FILTER_FIELDS, LISTED_FIELDS
+from bot.search.params import Bm25Params
 from bot.search.tokens import Tokenizer
 
 SPELLING_MIN_PAPERS = 2  # a word is suggested only if its stem is in this many papers
@@ -121,8 +123,9 @@ class IndexContent:
         found = np.sort(found.astype(np.int64))
         found = found[rows.indptr[found + 1] - rows.indptr[found] == len(wanted)]
         # Rows of one length: their terms side by side, compared with the query's at once.
-        terms = rows.cols[rows.indptr[found][:, None] + np.arange(len(wanted))]
-        return found[np.all(np.sort(terms, axis=1) == wanted, axis=1)]
+        side_by_side = rows.cols[rows.indptr[found][:, None] + np.arange(len(wanted))]
+        exact: np.ndarray = found[np.all(np.sort(side_by_side, axis=1) == wanted, axis=1)]
+        return exact
 
     def with_bm25(self, bm25: Bm25Index) -> IndexContent:
         return replace(self, bm25=bm25)
@@ -268,7 +271,7 @@ class IndexContent:
 
 def title_sets(title_terms: SparseRows, vocabulary_size: int) -> tuple[np.ndarray, np.ndarray]:
     """(a key per document for the set of its title's terms, sorted; the documents in
-    that order): a title is found by its terms with one binary search (bot.search.index
+    that order): a title is found by its terms with one binary search (bot.search.builtin.index
     puts the paper whose title a query spells first). A set's key is the sum of a
     well-mixed 64-bit value per term id, so it needs no order; different sets that
     share a key (one chance in 2**64 for two) are told apart by checking the rows."""
@@ -281,7 +284,7 @@ def title_sets(title_terms: SparseRows, vocabulary_size: int) -> tuple[np.ndarra
 
 
 def _set_key(term_ids: np.ndarray) -> np.uint64:
-    return _mixed(term_ids.astype(np.uint64)).sum(dtype=np.uint64)
+    return np.uint64(_mixed(term_ids.astype(np.uint64)).sum(dtype=np.uint64))
 
 
 def _mixed(ids: np.ndarray) -> np.ndarray:
@@ -308,7 +311,7 @@ def _names_from(arrays: Mapping[str, np.ndarray], fld: str) -> StringTable | Non
 def _spelling(
     words: WordCounts, tokenizer: Tokenizer, vocabulary: list[str], bm25: Bm25Index
 ) -> Spelling:
-    """The words whose stem is in SPELLING_MIN_PAPERS papers or more (bot.search.suggest
+    """The words whose stem is in SPELLING_MIN_PAPERS papers or more (bot.search.builtin.spelling
     says why). `vocabulary` is BM25's, sorted: term ids are ranks in it."""
     papers = bm25.term_docs.row_lengths()
     keep = []

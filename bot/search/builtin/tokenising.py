@@ -12,13 +12,13 @@ import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from bot.collector import without_cycle_collection
 from bot.corpus.indexed import IndexedPaper
-from bot.search.batch import Batch
+from bot.search.builtin.batch import Batch
 from bot.search.tokens import Tokenizer
 
 if TYPE_CHECKING:  # the pool loads when a build is big enough to use it: a search never does
@@ -165,9 +165,9 @@ class TokenisedAhead:
             return None
         self._submit(self._waiting)
         self._waiting = []
-        self._collect(wait=True)
+        arrived = self._collect(wait=True)
         self.close()
-        if self._failed:
+        if not arrived:
             return None
         if self._arrived:
             self._groups.append(Batch.merge(self._arrived))
@@ -208,18 +208,21 @@ class TokenisedAhead:
             assert self._thread_tokenizer is not None
             return Batch.of(papers, self._thread_tokenizer)
 
-    def _collect(self, wait: bool) -> None:
+    def _collect(self, wait: bool) -> bool:
+        """Takes the batches that are done (every one, when `wait`); False once a worker
+        failed, and then nothing told is kept."""
         try:
             while self._pending and (wait or self._pending[0].done()):
                 self._arrived.append(self._pending.popleft().result())
                 if len(self._arrived) == GROUP:  # merged as they come, as in a build
                     self._groups.append(Batch.merge(self._arrived))
-        except Exception as problem:  # a worker died: the build tokenises these itself
+        except Exception as problem:  # noqa: BLE001 - a worker died: the build tokenises them
             log.warning("search index: tokenising ahead of the build stopped: %r", problem)
             self._failed = True
             self._waiting, self._arrived, self._groups = [], [], []
             self._pending.clear()
             self.close()
+        return not self._failed
 
 
 def _last_told(batch: Batch) -> Batch:
@@ -267,11 +270,11 @@ def _start_worker(tokenizer_type: type[Tokenizer], niceness: int = 0) -> None:
 _ROW = operator.attrgetter(*(f.name for f in fields(IndexedPaper)))
 
 
-def _as_rows(papers: list[IndexedPaper]) -> list[tuple]:
+def _as_rows(papers: list[IndexedPaper]) -> list[tuple[Any, ...]]:
     return list(map(_ROW, papers))
 
 
-def _tokenise_in_worker(rows: list[tuple]) -> Batch:
+def _tokenise_in_worker(rows: list[tuple[Any, ...]]) -> Batch:
     assert _worker_tokenizer is not None
     with without_cycle_collection():  # its stem cache only grows
         return Batch.of([IndexedPaper(*row) for row in rows], _worker_tokenizer)

@@ -1,8 +1,8 @@
 """The built-in engine and searcher (bot.search.engine): the corpus at one revision.
 
-`SearchIndex` is immutable: a new corpus revision gives a new one (bot.search.service
+`SearchIndex` is immutable: a new corpus revision gives a new one (bot.search.builtin.service
 swaps them), so a search in flight always sees one whole, consistent index. It is BM25
-over one or more segments (bot.search.segments) of flat arrays (bot.search.content),
+over one or more segments (bot.search.builtin.segments) of flat arrays (bot.search.builtin.content),
 with postings for the filters, title matching and did-you-mean; documents are numbered
 across the segments, a numbering that never leaves this module.
 """
@@ -13,28 +13,24 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from bot.corpus.indexed import IndexedPaper
-from bot.search.batch import field_value_key, plain_terms
-from bot.search.bm25 import Bm25Index, Bm25Params, Matched, Stats
-from bot.search.content import IndexContent
+from bot.search.builtin.batch import plain_terms
+from bot.search.builtin.bm25 import Bm25Index, Matched, Stats
+from bot.search.builtin.content import IndexContent
+from bot.search.builtin.segments import Part, global_stats, live_masks
 from bot.search.engine import Hit, drawn
+from bot.search.fields import LISTED_FIELDS, field_value_key, unknown_value
+from bot.search.params import Bm25Params
 from bot.search.query import FILTER_PATTERN, Query
-from bot.search.segments import Part, global_stats, live_masks
 from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
-
-LISTED_MAX = 10  # values an unknown filter's reply lists: the most used ones, then "…"
-_FIELD_NAMES = {
-    "track": ("track", "tracks"),
-    "in": ("collection", "collections"),
-    "tag": ("tag", "tags"),
-}
 
 
 class SearchIndex:
     """The corpus at one revision: BM25 over the text plus postings for the filters, in
-    one or more segments (bot.search.segments). Documents are numbered across the
+    one or more segments (bot.search.builtin.segments). Documents are numbered across the
     segments, oldest first; a document whose paper a later segment holds again is dead
     and never found, listed or scored."""
 
@@ -48,7 +44,7 @@ class SearchIndex:
         stats: Sequence[Stats] | None = None,
     ):
         """`stats`: the segments' global statistics where the caller has them already
-        (bot.search.segments.joined); computed here otherwise."""
+        (bot.search.builtin.segments.joined); computed here otherwise."""
         self.revision = revision
         self.tokenizer = tokenizer
         self.version = version  # the stored version it was loaded from, if any
@@ -68,12 +64,12 @@ class SearchIndex:
             self.parts.append(Part(name, part, lives[i], offset))
             offset += part.doc_count
         self.offsets = np.array([p.offset for p in self.parts] + [offset], dtype=np.int64)
-        self.paper_ids = (
+        self.paper_ids: np.ndarray = (
             np.concatenate([p.content.paper_ids for p in self.parts])
             if self.parts
             else np.zeros(0, dtype=np.int64)
         )
-        self.live = np.concatenate(
+        self.live: npt.NDArray[np.bool_] = np.concatenate(
             [np.ones(p.doc_count, bool) if p.live is None else p.live for p in self.parts]
             or [np.zeros(0, bool)]
         )
@@ -163,7 +159,7 @@ class SearchIndex:
             return mask
         return self._key_mask(fld, field_value_key(value)) & self.live
 
-    def _key_mask(self, fld: str, key: str) -> np.ndarray:
+    def _key_mask(self, fld: str, key: str) -> npt.NDArray[np.bool_]:
         mask = np.zeros(len(self), dtype=bool)
         for part in self.parts:
             mask[part.offset + part.content.filters[fld].docs_of(key)] = True
@@ -179,21 +175,11 @@ class SearchIndex:
         return None
 
     def _no_such(self, fld: str, value: str) -> str:
-        if fld == "author":
-            return f"No author matching `{value}`."
-        one, many = _FIELD_NAMES[fld]
         counted: Counter[str] = Counter()
-        for part in self.parts:
+        for part in self.parts if fld in LISTED_FIELDS else ():
             for name, papers in part.content.filters[fld].values():
                 counted[name] += papers
-        listed = list(counted.items())
-        if not listed:
-            return f"No {one} `{value}`; no paper has {many}."
-        # The most used values when there are too many to list, shown alphabetically.
-        shown = sorted(listed, key=lambda v: -v[1])[:LISTED_MAX]
-        names = sorted((name for name, _papers in shown), key=str.casefold)
-        more = ", …" if len(listed) > LISTED_MAX else ""
-        return f"No {one} `{value}`; {many}: {', '.join(names)}{more}"
+        return unknown_value(fld, value, counted)
 
     # --- words ---------------------------------------------------------------------
 

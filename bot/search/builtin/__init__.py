@@ -1,0 +1,1 @@
+"""The built-in search engine: BM25 over immutable segments of flat arrays, its compiled loops, the index on disk and the service that keeps it at the corpus's revision; imports bot.search's shared parts, bot.corpus and bot.collector."""
