@@ -201,9 +201,9 @@ def _default_grace() -> timedelta:
 
 
 def _builtin_search(library: Library) -> SearchBackend:
-    from bot.search.service import SearchService
+    from bot.search.builtin.service import open_search
 
-    return SearchService(library)
+    return open_search(library)
 
 
 def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_url: str | None,

@@ -25,7 +25,7 @@ from store.models import Paper, PaperExternalId, PaperSource, utcnow
 
 
 class Written(Protocol):
-    """What an import tells the search index as it goes (SearchService.ahead): the new
+    """What an import tells the search index as it goes (SearchBackend.ahead): the new
     papers of each flush, as `index_form` gives them, then at each commit the revision
     it moved the corpus to and the papers written before (by earlier imports, or
     earlier in this one) that it changed. A paper told and not reopened by a commit

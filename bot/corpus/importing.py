@@ -324,7 +324,7 @@ def import_records(
     Every record is checked against the columns first, so that a value PostgreSQL
     would refuse (and SQLite store) refuses the whole import on both, at its FILE:LINE.
     `written` is told the new papers as they are written, before the import commits
-    (or rolls back): the search index tokenises them meanwhile (SearchService.ahead).
+    (or rolls back): the search index tokenises them meanwhile (SearchBackend.ahead).
     """
     with without_cycle_collection():
         return _import_records(db, records, collection, source, fmt, progress, path, written)

@@ -133,7 +133,7 @@ class Library:
     def changes(self, since: int | None) -> tuple[array[int], array[int]]:
         """The ids of the papers changed after revision `since` (None: every paper), in
         id order, and the revision that last changed each: what the search index needs
-        to tell a paper an import told it (SearchService.ahead) from one changed since.
+        to tell a paper an import told it (SearchBackend.ahead) from one changed since.
         Two flat arrays of 64-bit integers, not 2.6 million pairs."""
         table = Paper.__table__
         query = select(table.c.id, table.c.changed_revision)
