@@ -1,4 +1,4 @@
-"""Persistent state: SQLAlchemy 2 models, the database handle, Alembic migrations."""
+"""Persistent state: the shared Base and tables, the database handle, Alembic migrations."""
 
 from store.database import Database, open_database, resolve_database_url
 
