@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from sqlalchemy import MetaData, Table, event, select
 
 from bot.app import build_services, schema
-from bot.services.models import PaperNote
-from store.models import Channel
 from bot.core import NOT_OUR_BUTTON, OUR_FAULT
 from bot.corpus import fetch
 from bot.follows import clients as follow_clients
 from bot.grammar import clean_line, split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from bot.services.models import PaperNote
+from store.models import Channel
 from tests.clock import Clock
 
 UTC = timezone.utc

@@ -30,11 +30,11 @@ from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import ChannelLookup, DiscordDelivery, Messenger
 from adapters.discord.reactions import ReactionVotes, loop_timer
 from adapters.discord.views import VoteButton
-from bot.ops.settings import ConfigError
 from bot.app import command_grammar
 from bot.core import PaperClub
 from bot.messages import ChannelRef, Reply
 from bot.ops.logs import drop_expected
+from bot.ops.settings import ConfigError
 
 log = logging.getLogger(__name__)
 # paperclub never joins voice: discord.py's warnings about voice libraries say nothing.

@@ -12,10 +12,10 @@ import pytest
 from adapters.console import render_card
 from adapters.discord.embeds import card_embed
 from adapters.slack.blocks import bold_words, card_blocks
-from bot.corpus.library import Library
 from bot.cards import latex
 from bot.cards.cards import card, venue_line
 from bot.cards.latex import readable
+from bot.corpus.library import Library
 from bot.messages import ChannelRef, Incoming, UserRef
 from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer

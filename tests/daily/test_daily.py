@@ -238,8 +238,8 @@ def test_three_processes_ticking_at_once_post_once_per_channel(postgres_url, tmp
 
 
 def test_catchup_setting_is_read_and_checked():
-    from bot.ops.settings import ConfigError
     from bot.app import catchup_grace
+    from bot.ops.settings import ConfigError
 
     assert catchup_grace({}) == timedelta(hours=3)
     assert catchup_grace({"PAPERCLUB_CATCHUP": "90m"}) == timedelta(minutes=90)

@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import func, select
 
 from adapters.console import ConsoleDelivery
-from bot.digest.weekly import WeeklySlot, parse_slot
 from bot.channels.schedule import ScheduleError
-from bot.services.models import Digest
 from bot.digest.models import DigestPlan
+from bot.digest.weekly import WeeklySlot, parse_slot
+from bot.services.models import Digest
 from tests.clock import Clock
 from tests.digest.scene import (
     MONDAY,

@@ -25,10 +25,10 @@ from adapters.discord.views import VOTE_ID, VoteButton, actions_view
 from bot.app import build_services, command_grammar
 from bot.daily.commands import HISTORY_MAX
 from bot.meetings.commands import SESSIONS_MAX
-from bot.services.meetings import NOTE_CHARS
 from bot.messages import Action, ChannelRef, Incoming, Reply, UserRef
-from bot.votes.commands import POLL_OPTIONS_MAX
+from bot.services.meetings import NOTE_CHARS
 from bot.services.models import Post
+from bot.votes.commands import POLL_OPTIONS_MAX
 from tests.clock import Clock
 from tests.conftest import REPO
 from tests.fake_discord import (

@@ -26,9 +26,9 @@ from discord.http import Route
 from adapters.discord.app import PaperClubClient, ShardedPaperClubClient
 from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import DiscordDelivery
-from bot.ops.settings import ConfigError
 from bot.app import Services, build_services
 from bot.messages import Action, ChannelRef, DeliveryRefused, Incoming, PaperCard, Reply, UserRef
+from bot.ops.settings import ConfigError
 from tests.fake_discord_api import (
     BOT_USER_ID,
     CHANNEL_ID,

@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from adapters.console import ConsoleSession
 from bot.app import build_services
-from bot.meetings.commands import parse_length
 from bot.channels.schedule import ScheduleError
+from bot.meetings.commands import parse_length
 from bot.services.models import MEETING_PLACE_CHARS, MeetingPlan
 from tests.clock import Clock
 

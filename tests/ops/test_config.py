@@ -13,9 +13,15 @@ from adapters import platforms
 from adapters.config_check import check, startup_settings
 from adapters.discord.config import DiscordSettings
 from adapters.slack.config import SlackSettings
-from bot.ops.settings import ConfigError
 from bot.app import catchup_grace
-from bot.ops.settings import CoreSettings, catchup_from_env, database_problem, mask_secret, mask_url
+from bot.ops.settings import (
+    ConfigError,
+    CoreSettings,
+    catchup_from_env,
+    database_problem,
+    mask_secret,
+    mask_url,
+)
 
 BOT_TOKEN = "xoxb-test-not-real"
 SIGNING_SECRET = "signing-secret-not-real"

@@ -11,8 +11,8 @@ from adapters.config_check import check, startup_settings
 from bot.adding.addresses import any_address, policy_from_env, public_only
 from bot.adding.commands import per_hour_from_env
 from bot.adding.providers import ProviderUrls
-from bot.adding.web import ChatFetchPolicy
 from bot.adding.settings import AddSettings
+from bot.adding.web import ChatFetchPolicy
 from bot.ops.settings import ConfigError
 from tests.test_docs import code_sources, variables_declared, variables_read
 

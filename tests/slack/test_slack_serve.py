@@ -22,9 +22,9 @@ from adapters.bench.fake_slack_api import (
 from adapters.bench.slack import post_signed, seeded_slack
 from adapters.slack.app import SlackServer
 from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest, manifest_data
-from bot.ops.settings import ConfigError
 from bot.app import build_services, command_grammar
 from bot.grammar import split_command
+from bot.ops.settings import ConfigError
 
 
 def test_serve_slack_answers_a_signed_slash_command_over_http(tmp_path):

@@ -15,11 +15,10 @@ from sqlalchemy import select
 from adapters.console import ConsoleSession
 from adapters.debounce import Debouncer
 from bot.app import build_services
-from bot.messages import UserRef
-from bot.messages import Reaction
+from bot.messages import Reaction, UserRef
 from bot.reactions.commands import emoji_key, reaction_key, split_emoji
-from store.models import Channel
 from bot.services.models import PostVote
+from store.models import Channel
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
 BOTH = pytest.mark.parametrize(
