@@ -138,7 +138,7 @@ class DiscordRunner:
             problem = "Discord refused DISCORD_TOKEN; copy a fresh token from the Developer Portal"
         except (aiohttp.ClientError, OSError) as error:  # no traceback: the network, not a bug
             problem = unreachable(error)
-        except Exception as error:  # noqa: BLE001 - whatever ended the gateway ends the process
+        except Exception as error:  # whatever ended the gateway ends the process
             log.exception("the Discord client stopped")
             problem = f"the Discord client stopped: {error}"
         self.on_exit(problem)
