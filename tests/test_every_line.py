@@ -201,9 +201,9 @@ def manager_action(line: str) -> bool:
     if not words:
         return False
     name, rest = words[0].lower(), [w.lower() for w in words[1:]]
-    return (name in ("schedule", "use", "session", "presenters", "topics", "digest") and bool(rest)
-            or name in ("next", "poll") and (bool(rest) or name == "next")
-            or name == "queue" and rest[:1] == ["remove"]
+    return ((name in ("schedule", "use", "session", "presenters", "topics", "digest") and bool(rest))
+            or (name in ("next", "poll") and (bool(rest) or name == "next"))
+            or (name == "queue" and rest[:1] == ["remove"])
             or name == "discuss")
 
 

@@ -240,7 +240,7 @@ def test_a_poll_closing_while_votes_arrive_counts_or_refuses_every_vote(seeded_d
     # Once refused, never accepted again; and the race really happened.
     for oks in replies.values():
         assert oks == sorted(oks, reverse=True)
-    assert 0 < counted and any(not ok for oks in replies.values() for ok in oks)
+    assert counted > 0 and any(not ok for oks in replies.values() for ok in oks)
     services.db.dispose()
 
 
