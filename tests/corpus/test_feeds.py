@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -282,7 +283,7 @@ def test_requests_to_one_host_start_at_least_3_s_apart(services, served, fake_ti
 
     starts = [s.at for s in served.seen]
     assert len(starts) == 5
-    assert all(later - earlier >= 3.0 for earlier, later in zip(starts, starts[1:]))
+    assert all(later - earlier >= 3.0 for earlier, later in pairwise(starts))
     assert fake_time.limiter_sleeps  # the limiter did have to hold requests back
 
 

@@ -339,7 +339,7 @@ def test_jsonl_export_round_trip(tmp_path: Path) -> None:
     assert "fields" not in lines[0]  # one source: it says what the paper shows
     expected = [PaperRecord(**{**vars(r), "line": n}) for n, r in enumerate(originals, 1)]
     assert [PaperRecord(**{**vars(r), "sources": []}) for r in back] == expected
-    for record, original in zip(back, originals):
+    for record, original in zip(back, originals, strict=True):
         [source] = record.sources
         assert (source.collection, source.source, source.line, source.format) == ("club", "x.md", 3, "jsonl")
         assert source.record == PaperRecord(**{**vars(original), "line": 3})

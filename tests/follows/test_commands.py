@@ -116,7 +116,7 @@ def read_three(services, session) -> list:
     ], collection="classics", source="classics.jsonl", fmt="jsonl")
     papers = [services.library.find(ref) for ref in ("arXiv:1706.03762", "10.1109/cvpr.2016.90", "arXiv:1412.6980")]
     assert session.send("use classics").ok
-    for paper, vote in zip(papers, ("up", "read", "up")):
+    for paper, vote in zip(papers, ("up", "read", "up"), strict=True):
         reply = services.posts.post_paper(services.channels.get(session.channel), paper, services.core.clock(),
                                           "read by the club")
         assert reply is not None
