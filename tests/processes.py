@@ -35,6 +35,7 @@ def paperclub(
     return subprocess.run(
         [sys.executable, "-m", "adapters.cli", *args],
         cwd=cwd, input=stdin, capture_output=True, text=True, env=_environment(env), timeout=timeout,
+        check=False,  # the callers look at the exit status
     )
 
 
