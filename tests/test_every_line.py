@@ -221,7 +221,8 @@ def closed_port() -> int:
 def services(seeded_db_url, monkeypatch):
     clock = Clock(START)
     nowhere = f"http://127.0.0.1:{closed_port()}"
-    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO", "OPENALEX"):  # `add`, `zotero link`, `follow` fetch from nowhere
+    # `add`, `zotero link` and `follow` fetch from nowhere.
+    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO", "OPENALEX"):
         monkeypatch.setenv(f"PAPERCLUB_{name}_API_URL", nowhere)
     monkeypatch.setenv("PAPERCLUB_ZOTERO_API_KEY", "FuzzKey0123456789")  # so `zotero link` asks (nowhere)
     monkeypatch.setenv("PAPERCLUB_SECRET_KEY", "fuzz-secret-" + "x" * 32)  # so `zotero key` is checked too

@@ -2,9 +2,9 @@
 
 The client carries the /paper command tree, built from the core's grammar
 (discord_commands), answers interactions (discord_answers) and registers the vote
-buttons so clicks survive restarts (discord_views). `DiscordRunner` runs it on an event loop of its own, beside the other
-parts of the serving process (adapters/runtime.py); the scheduler's posts go out on
-that loop (discord_messages).
+buttons so clicks survive restarts (discord_views). `DiscordRunner` runs it on an event
+loop of its own, beside the other parts of the serving process (adapters/runtime.py);
+the scheduler's posts go out on that loop (discord_messages).
 """
 
 from __future__ import annotations

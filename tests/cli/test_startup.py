@@ -79,7 +79,8 @@ def test_every_subcommand_names_a_function_that_exists():
         func = sub.get_default("func")
         if isinstance(func, Lazy):
             module = importlib.import_module(func.module)
-            assert callable(getattr(module, func.__name__, None)), f"paperclub {' '.join(path)}: {func.module}:{func.__name__}"
+            assert callable(getattr(module, func.__name__, None)), (
+                f"paperclub {' '.join(path)}: {func.module}:{func.__name__}")
             checked += 1
     assert checked >= 14  # (a feature's subcommand, `export`, names its function itself)
 

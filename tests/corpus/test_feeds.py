@@ -173,7 +173,8 @@ def test_paging_gathers_both_pages_and_imports_six_papers(services, served, fake
     assert "6 added" in feed.last_message
     # The search index knows the new papers at once.
     hits = services.search.current().search(Query.parse("denoising diffusion"))
-    assert services.library.get_many([hits[0].paper_id])[hits[0].paper_id].title == "Denoising Diffusion Probabilistic Models"
+    top = hits[0].paper_id
+    assert services.library.get_many([top])[top].title == "Denoising Diffusion Probabilistic Models"
 
 
 def test_a_rerun_changes_nothing(services, served, fake_time):
@@ -413,7 +414,8 @@ def test_cron_weekdays_mean_what_crontab_means():
     weekdays = cron_trigger("0 6 * * 1-5").get_next_fire_time(None, saturday)
     assert weekdays == datetime(2026, 11, 23, 6, 0, tzinfo=timezone.utc)  # Monday, as in cron
     for sunday in ("0 6 * * 0", "0 6 * * 7", "0 6 * * sun", "0 6 * * SUN"):
-        assert cron_trigger(sunday).get_next_fire_time(None, saturday) == datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
+        next_run = cron_trigger(sunday).get_next_fire_time(None, saturday)
+        assert next_run == datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
     assert str(cron_trigger("0 6 * * 0-6").fields[4]) == "*"
     assert str(cron_trigger("0 6 * * */2").fields[4]) == "sun,tue,thu,sat"
     assert str(cron_trigger("*/30 6 * * *").timezone) == "UTC"
