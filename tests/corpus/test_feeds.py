@@ -269,7 +269,7 @@ def test_a_client_error_is_not_retried_and_quotes_the_arxiv_error(served, fake_t
 def test_network_errors_are_retried_then_reported(fake_time):
     # Nothing listens on port 9 (discard) of localhost here: connection refused each time.
     fetcher = make_fetcher(fake_time, max_attempts=3)
-    with pytest.raises(FetchError, match="gave up after 3 attempts.*network error"):
+    with pytest.raises(FetchError, match=r"gave up after 3 attempts.*network error"):
         fetcher.get("http://127.0.0.1:9/api/query")
     assert fake_time.backoff_sleeps == [3.0, 6.0]
 
@@ -378,7 +378,7 @@ def test_add_get_list_update_remove(db):
     row = feeds.get("cs-lg")
     assert (row.last_status, row.last_message) == ("failed", "HTTP 503")
     assert row.last_run_at.replace(tzinfo=timezone.utc) == moment
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="status 'maybe': ok or failed"):
         feeds.record("cs-lg", "maybe", "", moment)
 
     assert feeds.remove("cs-lg") is True

@@ -273,7 +273,7 @@ def test_use_api_url_refuses_an_api_that_does_not_answer(discord_endpoint):
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]
     before = (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
-    with pytest.raises(ConfigError, match="DISCORD_API_URL=.*GET .*/gateway"):
+    with pytest.raises(ConfigError, match=r"DISCORD_API_URL=.*GET .*/gateway"):
         use_api_url(f"http://127.0.0.1:{port}/api/v10")
     assert before == (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
 

@@ -188,7 +188,7 @@ def test_catchup_durations(raw, grace):
 
 @pytest.mark.parametrize("raw", ["soon", "3 hours", "-3h", "h", "inf", "1e999h"])
 def test_catchup_that_is_not_a_duration(raw):
-    with pytest.raises(ConfigError, match="^PAPERCLUB_CATCHUP: .* is not a duration|too long"):
+    with pytest.raises(ConfigError, match=r"^PAPERCLUB_CATCHUP: .* is not a duration|too long"):
         catchup_grace({"PAPERCLUB_CATCHUP": raw})
     (line,) = config_error(CoreSettings, {"PAPERCLUB_CATCHUP": raw})
     assert line.startswith("PAPERCLUB_CATCHUP: ")
