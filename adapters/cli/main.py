@@ -276,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     except BrokenPipeError:
         return stdout_gone()
-    except Exception as problem:
+    except Exception as problem:  # noqa: BLE001 - failed() answers what the operator can fix and raises the rest
         return failed(problem, args)
 
 
