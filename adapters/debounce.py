@@ -87,5 +87,5 @@ class _NotStarted:
 def _run(action: Callable[[], None]) -> None:
     try:
         action()
-    except Exception:  # noqa: BLE001 - a failed redraw must not stop the next one; the vote counted
+    except Exception:  # a failed redraw must not stop the next one; the vote counted
         log.exception("redrawing a post after reactions failed")

@@ -32,15 +32,22 @@ from typing import Any
 from adapters import platforms
 from adapters.config_check import startup_settings
 from adapters.platforms import Platform
-from adapters.wsgi import HEALTH_PATH, HealthServer, json_endpoint, listening, os_reason, pages_endpoint
-from bot.ops.settings import ConfigError
+from adapters.wsgi import (
+    HEALTH_PATH,
+    HealthServer,
+    json_endpoint,
+    listening,
+    os_reason,
+    pages_endpoint,
+)
 from bot.app import Services, utc_now
 from bot.core import DATABASE_UNAVAILABLE
 from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
 from bot.corpus.feeds import sync_jobs
+from bot.ops.defaults import DEFAULT_HOST
 from bot.ops.health import health_report
 from bot.ops.heartbeats import Heartbeats
-from bot.ops.defaults import DEFAULT_HOST
+from bot.ops.settings import ConfigError
 from bot.scheduler import Deliveries, start_background, tick_job
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ must describe the same tables (tests/test_store.py checks that they agree).
 from __future__ import annotations
 
 from datetime import date, datetime, timezone
-from typing import Any
+from typing import Any, ClassVar
 from uuid import uuid4
 
 from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
@@ -27,7 +27,7 @@ def new_identity() -> str:
 
 
 class Base(DeclarativeBase):
-    type_annotation_map = {
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
         list[str]: JSON,
         dict[str, str]: JSON,
         dict[str, int]: JSON,

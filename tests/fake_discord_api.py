@@ -33,8 +33,9 @@ HEARTBEAT_ACK for each HEARTBEAT, RESUMED for a RESUME of a session it knows
 close code 4004 for a wrong token; MESSAGE_REACTION_ADD / MESSAGE_REACTION_REMOVE when a
 test says a member reacted (`react`), shaped as Gateway Events: Message Reaction Add shows;
 INTERACTION_CREATE for a message command a member used (`message_command`: Interactions >
-Receiving and Responding, Interaction Object, with the target message in `resolved`). Frames are zlib-stream compressed when the client
-asks for it (discord.py does), as Discord does; plain text otherwise.
+Receiving and Responding, Interaction Object, with the target message in `resolved`).
+Frames are zlib-stream compressed when the client asks for it (discord.py does), as
+Discord does; plain text otherwise.
 
 The server runs on its own event loop in a background thread; the test's thread reads
 what it recorded through the properties and `wait_for_*` methods, which take a lock.

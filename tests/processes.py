@@ -35,6 +35,7 @@ def paperclub(
     return subprocess.run(
         [sys.executable, "-m", "adapters.cli", *args],
         cwd=cwd, input=stdin, capture_output=True, text=True, env=_environment(env), timeout=timeout,
+        check=False,  # the callers look at the exit status
     )
 
 
@@ -44,7 +45,7 @@ def start_paperclub(*args: str, cwd: Path, env: dict | None = None) -> subproces
     return subprocess.Popen(
         [sys.executable, "-m", "adapters.cli", *args], cwd=cwd, env=_environment(env),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=_interruptible,
+        preexec_fn=_interruptible,  # noqa: PLW1509 - only resets SIGINT; no Popen option undoes an inherited SIG_IGN
     )
 
 
@@ -82,11 +83,10 @@ class ServeProcess:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> ServeProcess:
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "adapters.cli", "serve", *self.args], env=self.env, stdout=log, stderr=log
-        )
-        log.close()
+        with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "adapters.cli", "serve", *self.args], env=self.env, stdout=log, stderr=log
+            )
         return self
 
     def log(self) -> str:
@@ -126,7 +126,7 @@ class ServeProcess:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise AssertionError(f"paperclub serve ignored SIGTERM for {timeout:.0f} s:\n{self.log()}")
+            raise AssertionError(f"paperclub serve ignored SIGTERM for {timeout:.0f} s:\n{self.log()}") from None
 
     def kill(self) -> None:
         if self.alive():

@@ -52,7 +52,9 @@ def test_the_image_serves_with_a_healthcheck_on_healthz():
     assert re.search(r"^USER paperclub$", text, re.M)  # never root
 
 
-@pytest.mark.parametrize("line", [x for x in _dockerfile().splitlines() if "docker run" in x and "paperclub paperclub" in x])
+@pytest.mark.parametrize(
+    "line", [x for x in _dockerfile().splitlines() if "docker run" in x and "paperclub paperclub" in x]
+)
 def test_the_dockerfile_examples_are_real_commands(line):
     argv = shlex.split(line.split("paperclub paperclub", 1)[1])
     build_parser().parse_args(argv)

@@ -8,7 +8,7 @@ import logging
 import re
 import socket
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from sqlalchemy import MetaData, Table, event, select
 
 from bot.app import build_services, schema
-from bot.services.models import PaperNote
-from store.models import Channel
 from bot.core import NOT_OUR_BUTTON, OUR_FAULT
 from bot.corpus import fetch
 from bot.follows import clients as follow_clients
 from bot.grammar import clean_line, split_command
 from bot.messages import ChannelRef, Incoming, Reply, UserRef
+from bot.services.models import PaperNote
+from store.models import Channel
 from tests.clock import Clock
 
 UTC = timezone.utc
@@ -157,7 +157,7 @@ SLOTS = {
                                        "Mars/Olympus", "weekdays"]), TEXT),
     "DAYS": st.one_of(st.sampled_from(["daily", "weekdays", "weekends", "mon,wed,fri", "mon,,", "funday"]), TEXT),
     "DAY": st.one_of(st.sampled_from(["mon", "tue", "Friday", "sun", "someday"]), TEXT),
-    "DATE": st.one_of(st.dates(datetime(2020, 1, 1).date(), datetime(2030, 1, 1).date()).map(str), VALUES, TEXT),
+    "DATE": st.one_of(st.dates(date(2020, 1, 1), date(2030, 1, 1)).map(str), VALUES, TEXT),
     "LENGTH": st.one_of(st.sampled_from(["90m", "1h30m", "2h", "4m", "8h", "9h", "0m", "1h30", "99999h"]), TEXT),
     "PLACE": st.one_of(st.sampled_from(["Room 4.12", "-", "https://meet.example/abc", "ftp://x", "javascript:x",
                                         "https://", "Hall https://meet.example/a https://meet.example/b",
@@ -201,9 +201,9 @@ def manager_action(line: str) -> bool:
     if not words:
         return False
     name, rest = words[0].lower(), [w.lower() for w in words[1:]]
-    return (name in ("schedule", "use", "session", "presenters", "topics", "digest") and bool(rest)
-            or name in ("next", "poll") and (bool(rest) or name == "next")
-            or name == "queue" and rest[:1] == ["remove"]
+    return ((name in ("schedule", "use", "session", "presenters", "topics", "digest") and bool(rest))
+            or (name in ("next", "poll") and (bool(rest) or name == "next"))
+            or (name == "queue" and rest[:1] == ["remove"])
             or name == "discuss")
 
 
@@ -221,7 +221,8 @@ def closed_port() -> int:
 def services(seeded_db_url, monkeypatch):
     clock = Clock(START)
     nowhere = f"http://127.0.0.1:{closed_port()}"
-    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO", "OPENALEX"):  # `add`, `zotero link`, `follow` fetch from nowhere
+    # `add`, `zotero link` and `follow` fetch from nowhere.
+    for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO", "OPENALEX"):
         monkeypatch.setenv(f"PAPERCLUB_{name}_API_URL", nowhere)
     monkeypatch.setenv("PAPERCLUB_ZOTERO_API_KEY", "FuzzKey0123456789")  # so `zotero link` asks (nowhere)
     monkeypatch.setenv("PAPERCLUB_SECRET_KEY", "fuzz-secret-" + "x" * 32)  # so `zotero key` is checked too

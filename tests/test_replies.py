@@ -192,7 +192,10 @@ def test_answers_after_the_ack_run_on_their_own_pool_and_failures_are_logged(cap
         later.hand_off("answering a command", answer, "fine")  # stopping: dropped, said so
     assert len(ran) == 2 and all(name.startswith("test-later") for name in ran)
     messages = [r.getMessage() for r in caplog.records]
-    assert messages == ["answering a command after the ack failed", "answering a command: not answered, paperclub is stopping"]
+    assert messages == [
+        "answering a command after the ack failed",
+        "answering a command: not answered, paperclub is stopping",
+    ]
 
 
 def test_an_answer_after_the_ack_can_be_awaited_from_an_event_loop():

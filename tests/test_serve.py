@@ -21,8 +21,8 @@ from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeS
 from bot.app import build_services
 from bot.corpus.feeds import Feeds
 from bot.messages import ChannelRef, Incoming, UserRef
-from store.models import Channel
 from bot.services.models import Claim, Post
+from store.models import Channel
 from tests.fake_discord_api import GUILD_ID, FakeDiscordAPI
 from tests.fake_discord_api import TOKEN as DISCORD_TOKEN
 from tests.processes import ServeProcess, free_port, get_json

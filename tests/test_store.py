@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-
-from alembic import command
 from sqlalchemy import inspect, select, text
 
 from bot.app import FEATURES, schema

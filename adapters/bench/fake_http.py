@@ -28,7 +28,7 @@ class FakeServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self):  # noqa: N802 - http.server's name
+            def do_GET(self):  # http.server's name
                 parts = urlsplit(self.path)
                 params = parse_qs(parts.query, keep_blank_values=True)
                 with fake._lock:

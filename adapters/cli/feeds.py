@@ -1,6 +1,8 @@
 """`paperclub feed`: collections refreshed from a feed URL on a cron (bot.corpus.feeds).
 
-    paperclub feed add cs-lg "https://export.arxiv.org/api/query?search_query=cat:cs.LG&sortBy=submittedDate&sortOrder=descending" --cron "0 6 * * *"
+    paperclub feed add cs-lg \
+        "https://export.arxiv.org/api/query?search_query=cat:cs.LG&sortBy=submittedDate&sortOrder=descending" \
+        --cron "0 6 * * *"
     paperclub feed list
     paperclub feed refresh [COLLECTION]
     paperclub feed remove cs-lg

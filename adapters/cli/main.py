@@ -22,8 +22,8 @@ from adapters.cli import search as search_cli
 from adapters.cli.lazy import Lazy
 from adapters.wsgi import HEALTH_PATH
 from bot import __version__
-from bot.corpus.formats import FORMAT_NAMES
 from bot.app import FEATURES, plugins
+from bot.corpus.formats import FORMAT_NAMES
 from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAULT_HOST, listen_host
 
 # --- the parser -----------------------------------------------------------------------------
@@ -276,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERRUPTED
     except BrokenPipeError:
         return stdout_gone()
-    except Exception as problem:
+    except Exception as problem:  # noqa: BLE001 - failed() answers what the operator can fix and raises the rest
         return failed(problem, args)
 
 

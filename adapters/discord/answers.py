@@ -81,7 +81,7 @@ class Answers:
         try:
             reply = await self._reply(response.interaction, text, run, later)
             await send_async(self.core, reply, InteractionReplies(response, self.messenger))
-        except Exception:  # noqa: BLE001 - the member must get an answer, not an endless "thinking…"
+        except Exception:  # the member must get an answer, not an endless "thinking…"
             log.exception("answering %s on Discord failed", name)
             await response.apologise()
 

@@ -2,9 +2,9 @@
 
 The client carries the /paper command tree, built from the core's grammar
 (discord_commands), answers interactions (discord_answers) and registers the vote
-buttons so clicks survive restarts (discord_views). `DiscordRunner` runs it on an event loop of its own, beside the other
-parts of the serving process (adapters/runtime.py); the scheduler's posts go out on
-that loop (discord_messages).
+buttons so clicks survive restarts (discord_views). `DiscordRunner` runs it on an event
+loop of its own, beside the other parts of the serving process (adapters/runtime.py);
+the scheduler's posts go out on that loop (discord_messages).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import ChannelLookup, DiscordDelivery, Messenger
 from adapters.discord.reactions import ReactionVotes, loop_timer
 from adapters.discord.views import VoteButton
-from bot.ops.settings import ConfigError
 from bot.app import command_grammar
 from bot.core import PaperClub
 from bot.messages import ChannelRef, Reply
 from bot.ops.logs import drop_expected
+from bot.ops.settings import ConfigError
 
 log = logging.getLogger(__name__)
 # paperclub never joins voice: discord.py's warnings about voice libraries say nothing.
@@ -138,7 +138,7 @@ class DiscordRunner:
             problem = "Discord refused DISCORD_TOKEN; copy a fresh token from the Developer Portal"
         except (aiohttp.ClientError, OSError) as error:  # no traceback: the network, not a bug
             problem = unreachable(error)
-        except Exception as error:  # noqa: BLE001 - whatever ended the gateway ends the process
+        except Exception as error:  # whatever ended the gateway ends the process
             log.exception("the Discord client stopped")
             problem = f"the Discord client stopped: {error}"
         self.on_exit(problem)

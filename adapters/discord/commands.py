@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable
-from typing import Any, Literal, Optional, Protocol
+from typing import Any, Literal, Protocol
 
 import discord
 from discord import app_commands
@@ -109,7 +109,7 @@ def option(param: Param) -> inspect.Parameter:
         annotation = app_commands.Range[annotation, param.low, param.high]
     if param.required:
         return _keyword(param.name, annotation, inspect.Parameter.empty)
-    return _keyword(param.name, Optional[annotation], None)
+    return _keyword(param.name, annotation | None, None)
 
 
 def _keyword(name: str, annotation: Any, default: Any) -> inspect.Parameter:

@@ -32,7 +32,7 @@ class DiscordSettings(EnvSettings):
         "DISCORD_API_URL": "Discord's own",
         "PAPERCLUB_DISCORD_SHARDS": "one gateway connection",
     }
-    MISSING = {
+    MISSING: ClassVar[dict[str, str]] = {
         "DISCORD_TOKEN": "DISCORD_TOKEN is not set: set it to the bot token "
         "(Developer Portal > your app > Bot)",
     }

@@ -7,8 +7,8 @@ within the message. The whole message is bounded too (Slack refuses one past abo
 12,000 characters of text, `msg_blocks_too_long`, however small each section): the
 reply's text first, then cards while they fit whole, then cards without their snippets,
 then "…and N more papers" for the rest. A reply's titled sections (a weekly digest's
-parts) come between its text and its cards, one block each, with the lines that fit. Clipping cuts between words, never inside a
-link, bold or `&amp;`.
+parts) come between its text and its cards, one block each, with the lines that fit.
+Clipping cuts between words, never inside a link, bold or `&amp;`.
 Everything a member or a corpus file wrote is escaped (`&`, `<`, `>`), so text such as
 `<!channel>` typed into a query is shown, not acted on, and every mrkdwn text object is
 `verbatim`, so a plain `@here` or `#channel` in an abstract is not turned into a ping

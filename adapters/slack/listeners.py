@@ -44,11 +44,11 @@ from adapters.slack.managers import Managers
 from adapters.slack.oauth import NOT_INSTALLED, oauth_settings
 from adapters.slack.payloads import PLATFORM, channel_ref, command_text, event_order, message_text
 from bot.app import Services
-from bot.ops.settings import ConfigError
 from bot.channels.channels import Channels
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
 from bot.messages import Incoming, Reaction, Reply, UserRef
 from bot.ops.logs import drop_expected
+from bot.ops.settings import ConfigError
 
 log = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ from adapters.slack.delivery import SlackDelivery, error
 from adapters.slack.edge import CheckedSocketModeHandler, SignedOnly, WholeForms
 from adapters.slack.listeners import build_app
 from bot.app import Services
-from bot.ops.settings import ConfigError
 from bot.ops.defaults import DEFAULT_HOST
+from bot.ops.settings import ConfigError
 
 log = logging.getLogger(__name__)
 

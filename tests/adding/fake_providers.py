@@ -39,7 +39,7 @@ class FakeProviders:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_GET(self):  # noqa: N802 - http.server's name
+            def do_GET(self):  # http.server's name
                 fake.requests.append(self.path)
                 fake.answer(self)
 

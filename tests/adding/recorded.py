@@ -8,7 +8,8 @@ import json
 
 ATOM_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
 <feed xmlns="http://www.w3.org/2005/Atom">
-  <link href="http://arxiv.org/api/query?search_query%3D%26id_list%3D{ids}%26start%3D0%26max_results%3D{n}" rel="self" type="application/atom+xml"/>
+  <link href="http://arxiv.org/api/query?search_query%3D%26id_list%3D{ids}%26start%3D0%26max_results%3D{n}"
+        rel="self" type="application/atom+xml"/>
   <title type="html">ArXiv Query: search_query=&amp;id_list={ids}&amp;start=0&amp;max_results={n}</title>
   <id>http://arxiv.org/api/{token}</id>
   <updated>2026-11-23T00:00:00-05:00</updated>
@@ -185,29 +186,39 @@ OPENREVIEW = {
     },
 }
 
-ACL_PAGE = """<!doctype html>
+ULMFIT_TITLE = "Universal Language Model Fine-tuning for Text Classification"
+ACL_VENUE = ("Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics"
+             " (Volume 1: Long Papers)")
+ULMFIT_ABSTRACT = (
+    "Inductive transfer learning has greatly impacted computer vision, but existing approaches in NLP"
+    " still require task-specific modifications and training from scratch. We propose Universal"
+    " Language Model Fine-tuning (ULMFiT), an effective transfer learning method that can be applied"
+    " to any task in NLP."
+)
+
+ACL_PAGE = f"""<!doctype html>
 <html lang=en-us>
 <head>
 <meta charset=utf-8>
 <meta name=viewport content="width=device-width,initial-scale=1,shrink-to-fit=no">
-<title>Universal Language Model Fine-tuning for Text Classification - ACL Anthology</title>
+<title>{ULMFIT_TITLE} - ACL Anthology</title>
 <meta name=generator content="Hugo 0.98.0">
 <link rel=stylesheet href=/aclanthology.org/css/main.min.css>
-<meta content="Universal Language Model Fine-tuning for Text Classification" name=citation_title>
+<meta content="{ULMFIT_TITLE}" name=citation_title>
 <meta content="Jeremy Howard" name=citation_author>
 <meta content="Sebastian Ruder" name=citation_author>
-<meta content="Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)" name=citation_conference_title>
+<meta content="{ACL_VENUE}" name=citation_conference_title>
 <meta content="2018/7" name=citation_publication_date>
 <meta content="https://aclanthology.org/P18-1031.pdf" name=citation_pdf_url>
 <meta content="328" name=citation_firstpage>
 <meta content="339" name=citation_lastpage>
 <meta content="10.18653/v1/P18-1031" name=citation_doi>
-<meta property="og:title" content="Universal Language Model Fine-tuning for Text Classification">
+<meta property="og:title" content="{ULMFIT_TITLE}">
 <meta property="og:image" content="https://aclanthology.org/thumb/P18-1031.jpg">
-<meta property="og:description" content="Jeremy Howard, Sebastian Ruder. Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers). 2018.">
+<meta property="og:description" content="Jeremy Howard, Sebastian Ruder. {ACL_VENUE}. 2018.">
 </head>
-<body><section id=main><h2 id=title><a href=https://aclanthology.org/P18-1031.pdf>Universal Language Model Fine-tuning for Text Classification</a></h2>
-<div class="card-body acl-abstract"><h5 class=card-title>Abstract</h5><span>Inductive transfer learning has greatly impacted computer vision, but existing approaches in NLP still require task-specific modifications and training from scratch. We propose Universal Language Model Fine-tuning (ULMFiT), an effective transfer learning method that can be applied to any task in NLP.</span></div>
+<body><section id=main><h2 id=title><a href=https://aclanthology.org/P18-1031.pdf>{ULMFIT_TITLE}</a></h2>
+<div class="card-body acl-abstract"><h5 class=card-title>Abstract</h5><span>{ULMFIT_ABSTRACT}</span></div>
 </section></body></html>
 """
 

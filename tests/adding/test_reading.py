@@ -17,12 +17,14 @@ from tests.adding import recorded
 
 @pytest.mark.parametrize(("text", "found"), [
     ("look: arXiv:2106.01345v2.", [("arXiv:2106.01345v2", ("arxiv", "2106.01345"))]),
-    ("(https://arxiv.org/pdf/2106.01345.pdf), ok?", [("https://arxiv.org/pdf/2106.01345.pdf", ("arxiv", "2106.01345"))]),
+    ("(https://arxiv.org/pdf/2106.01345.pdf), ok?", [
+        ("https://arxiv.org/pdf/2106.01345.pdf", ("arxiv", "2106.01345"))]),
     ("<https://arxiv.org/abs/1706.03762|Attention Is All You Need>", [
         ("https://arxiv.org/abs/1706.03762", ("arxiv", "1706.03762"))]),
     ("arXiv: 1706.03762 and again 1706.03762v3", [("arXiv:1706.03762", ("arxiv", "1706.03762"))]),
     ("old: hep-th/9901001;", [("hep-th/9901001", ("arxiv", "hep-th/9901001"))]),
-    ("doi 10.1016/S0140-6736(20)30183-5)", [("10.1016/S0140-6736(20)30183-5", ("doi", "10.1016/s0140-6736(20)30183-5"))]),
+    ("doi 10.1016/S0140-6736(20)30183-5)", [
+        ("10.1016/S0140-6736(20)30183-5", ("doi", "10.1016/s0140-6736(20)30183-5"))]),
     ("https://openreview.net/forum?id=2dnO3LLiJ1&amp;noteId=abc", [
         ("https://openreview.net/forum?id=2dnO3LLiJ1&noteId=abc", ("openreview", "2dnO3LLiJ1"))]),
     ("«https://aclanthology.org/P18-1031/»", [("https://aclanthology.org/P18-1031/", ("page", "https://aclanthology.org/P18-1031/"))]),

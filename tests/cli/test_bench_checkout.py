@@ -44,7 +44,7 @@ def test_another_missing_module_is_not_mistaken_for_the_bench(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "rich.progress", None)
     monkeypatch.setattr(commands, "cmd_db", needs_rich)  # found there when `db` runs
-    with pytest.raises(ModuleNotFoundError, match="rich.progress"):
+    with pytest.raises(ModuleNotFoundError, match=r"rich\.progress"):
         cli.main(["db", "current"])
 
 

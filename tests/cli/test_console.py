@@ -193,6 +193,7 @@ def test_a_post_on_the_console_shows_the_vote_to_type_and_typing_it_counts(seede
     paper = posted.cards[0].paper_id
     shown = render_text(posted).splitlines()[-1]
     # Buttons name the post; the console, having none, shows what a member types.
-    assert shown == f"[Want to discuss: vote {paper} up]  [Not for us: vote {paper} down]  [I read it: vote {paper} read]"
+    assert shown == (f"[Want to discuss: vote {paper} up]  [Not for us: vote {paper} down]"
+                     f"  [I read it: vote {paper} read]")
     assert posted.actions[0].value == f"vote {posted.post_id} up"
     assert session.send(f"vote {paper} up").text.endswith("👍 1 · 👎 0 · read 0")

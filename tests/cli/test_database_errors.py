@@ -98,7 +98,7 @@ def run_all(argvs: list[list[str]], cwd: Path, env: dict) -> list[tuple[list[str
     """Each command line as its own process, a few at a time (each mostly waits on imports)."""
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = pool.map(lambda argv: paperclub(*argv, cwd=cwd, env=env, timeout=120), argvs)
-        return list(zip(argvs, results))
+        return list(zip(argvs, results, strict=True))
 
 
 def one_line_problems(results, line_start: str, shown: str) -> list[str]:
@@ -157,7 +157,7 @@ def test_commands_that_never_open_the_database_still_work_with_a_broken_one(tmp_
     expected = [code for _, code in commands.values()] + [0, 0]
     results = run_all(argvs, tmp_path, {"PAPERCLUB_DATABASE_URL": UNREACHABLE})
     wrong = [f"{argv}: exit {result.returncode} (expected {code}):\n{result.stderr}"
-             for (argv, result), code in zip(results, expected)
+             for (argv, result), code in zip(results, expected, strict=True)
              if result.returncode != code or "Traceback" in result.stderr or "cannot connect" in result.stderr]
     assert not wrong, "\n\n".join(wrong)
 

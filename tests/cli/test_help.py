@@ -32,7 +32,8 @@ def undocumented(parser: argparse.ArgumentParser) -> list[str]:
             if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
                 continue
             if not action.help or action.help == argparse.SUPPRESS:
-                missing.append(f"{name}: {'/'.join(action.option_strings) or action.metavar or action.dest} has no help")
+                argument = "/".join(action.option_strings) or action.metavar or action.dest
+                missing.append(f"{name}: {argument} has no help")
     return missing
 
 

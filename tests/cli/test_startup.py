@@ -40,7 +40,7 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 def loaded_by(*argv: str) -> set[str]:
     """The modules a fresh interpreter holds after `paperclub ARGV` parsed (and exited)."""
     done = subprocess.run([sys.executable, "-c", PROBE, *argv], cwd=REPO, capture_output=True, text=True,
-                          timeout=60)
+                          timeout=60, check=True)
     return set(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
@@ -79,7 +79,8 @@ def test_every_subcommand_names_a_function_that_exists():
         func = sub.get_default("func")
         if isinstance(func, Lazy):
             module = importlib.import_module(func.module)
-            assert callable(getattr(module, func.__name__, None)), f"paperclub {' '.join(path)}: {func.module}:{func.__name__}"
+            assert callable(getattr(module, func.__name__, None)), (
+                f"paperclub {' '.join(path)}: {func.module}:{func.__name__}")
             checked += 1
     assert checked >= 14  # (a feature's subcommand, `export`, names its function itself)
 
@@ -108,7 +109,7 @@ def test_the_script_leaves_without_teardown_keeping_status_output_and_handlers(s
     status, all it printed into a pipe (past any buffer) and the exit handlers its
     command registered all survive; what teardown would free is never freed."""
     done = subprocess.run([sys.executable, "-c", EXIT_PROBE, str(status)], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, check=False)
     assert done.returncode == status
     assert done.stdout == "x" * 200_000 + "\n"
     assert done.stderr == "handler ran\n"
@@ -134,7 +135,7 @@ def test_a_command_that_leaves_early_still_closes_its_database(tmp_path):
     corpus = REPO / "bot" / "demo_corpus" / "iclr2021-openreview.md"
     done = subprocess.run([sys.executable, "-m", "adapters.cli", "--database-url", f"sqlite:///{db}",
                            "import", "--collection", "c", str(corpus)], cwd=REPO, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "club.db-wal").exists()
     shutil.copy(db, tmp_path / "copy.db")

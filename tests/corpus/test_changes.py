@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -187,7 +188,7 @@ def test_concurrent_imports_get_their_own_revisions(db):
                 batches[name], collection=name, source=f"{name}.jsonl", fmt="jsonl", progress=progress
             )
             assert (summary.added, summary.updated) == (60, 1)
-        except BaseException as problem:  # reported by the main thread
+        except BaseException as problem:  # noqa: BLE001 - reported by the main thread
             failures.append(problem)
 
     threads = [threading.Thread(target=run, args=(name,)) for name in batches]
@@ -282,7 +283,8 @@ def test_the_migration_marks_old_papers_unchanged_and_gives_the_database_an_iden
             connection.execute(text(
                 "INSERT INTO paper_sources (paper_id, collection, source, line, format, title_key, fields) "
                 "VALUES (:id, 'old', 'old.md', :id, 'openreview', :key, :fields)"),
-                {"id": number, "key": f"old {number}", "fields": '{"title": "Old %d", "external_ids": {}}' % number})
+                {"id": number, "key": f"old {number}",
+                 "fields": json.dumps({"title": f"Old {number}", "external_ids": {}})})
     database.upgrade()
     library = Library(database)
     assert revisions(database) == {1: 0, 2: 0}

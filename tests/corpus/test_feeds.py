@@ -13,6 +13,7 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -172,7 +173,8 @@ def test_paging_gathers_both_pages_and_imports_six_papers(services, served, fake
     assert "6 added" in feed.last_message
     # The search index knows the new papers at once.
     hits = services.search.current().search(Query.parse("denoising diffusion"))
-    assert services.library.get_many([hits[0].paper_id])[hits[0].paper_id].title == "Denoising Diffusion Probabilistic Models"
+    top = hits[0].paper_id
+    assert services.library.get_many([top])[top].title == "Denoising Diffusion Probabilistic Models"
 
 
 def test_a_rerun_changes_nothing(services, served, fake_time):
@@ -267,7 +269,7 @@ def test_a_client_error_is_not_retried_and_quotes_the_arxiv_error(served, fake_t
 def test_network_errors_are_retried_then_reported(fake_time):
     # Nothing listens on port 9 (discard) of localhost here: connection refused each time.
     fetcher = make_fetcher(fake_time, max_attempts=3)
-    with pytest.raises(FetchError, match="gave up after 3 attempts.*network error"):
+    with pytest.raises(FetchError, match=r"gave up after 3 attempts.*network error"):
         fetcher.get("http://127.0.0.1:9/api/query")
     assert fake_time.backoff_sleeps == [3.0, 6.0]
 
@@ -282,7 +284,7 @@ def test_requests_to_one_host_start_at_least_3_s_apart(services, served, fake_ti
 
     starts = [s.at for s in served.seen]
     assert len(starts) == 5
-    assert all(later - earlier >= 3.0 for earlier, later in zip(starts, starts[1:]))
+    assert all(later - earlier >= 3.0 for earlier, later in pairwise(starts))
     assert fake_time.limiter_sleeps  # the limiter did have to hold requests back
 
 
@@ -376,7 +378,7 @@ def test_add_get_list_update_remove(db):
     row = feeds.get("cs-lg")
     assert (row.last_status, row.last_message) == ("failed", "HTTP 503")
     assert row.last_run_at.replace(tzinfo=timezone.utc) == moment
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="status 'maybe': ok or failed"):
         feeds.record("cs-lg", "maybe", "", moment)
 
     assert feeds.remove("cs-lg") is True
@@ -412,7 +414,8 @@ def test_cron_weekdays_mean_what_crontab_means():
     weekdays = cron_trigger("0 6 * * 1-5").get_next_fire_time(None, saturday)
     assert weekdays == datetime(2026, 11, 23, 6, 0, tzinfo=timezone.utc)  # Monday, as in cron
     for sunday in ("0 6 * * 0", "0 6 * * 7", "0 6 * * sun", "0 6 * * SUN"):
-        assert cron_trigger(sunday).get_next_fire_time(None, saturday) == datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
+        next_run = cron_trigger(sunday).get_next_fire_time(None, saturday)
+        assert next_run == datetime(2026, 11, 22, 6, 0, tzinfo=timezone.utc)
     assert str(cron_trigger("0 6 * * 0-6").fields[4]) == "*"
     assert str(cron_trigger("0 6 * * */2").fields[4]) == "sun,tue,thu,sat"
     assert str(cron_trigger("*/30 6 * * *").timezone) == "UTC"

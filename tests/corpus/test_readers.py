@@ -339,7 +339,7 @@ def test_jsonl_export_round_trip(tmp_path: Path) -> None:
     assert "fields" not in lines[0]  # one source: it says what the paper shows
     expected = [PaperRecord(**{**vars(r), "line": n}) for n, r in enumerate(originals, 1)]
     assert [PaperRecord(**{**vars(r), "sources": []}) for r in back] == expected
-    for record, original in zip(back, originals):
+    for record, original in zip(back, originals, strict=True):
         [source] = record.sources
         assert (source.collection, source.source, source.line, source.format) == ("club", "x.md", 3, "jsonl")
         assert source.record == PaperRecord(**{**vars(original), "line": 3})
@@ -528,8 +528,8 @@ API_ERROR_FEED = """<?xml version="1.0" encoding="UTF-8"?>
 MALFORMED = {
     "openreview marker without text": (
         "openreview",
-        "## [A](#)\n\n- X, Y\n- abstract@[open-review\\(Poster\\)](#): \n\n"
-        "## [B](#)\n- abstract@[open-review\\(Oral\\)](#): Text.\n",
+        ("## [A](#)\n\n- X, Y\n- abstract@[open-review\\(Poster\\)](#): \n\n"
+         "## [B](#)\n- abstract@[open-review\\(Oral\\)](#): Text.\n"),
         1, "paper 'A' has no abstract",
     ),
     "openreview heading without abstract": (
@@ -539,14 +539,14 @@ MALFORMED = {
     ),
     "poster paper without abstract": (
         "poster-session",
-        "Poster Session 1\n\nIn-Person Poster presentation / poster accept\nTitle\n\nA · B\n\n"
-        "Virtual presentation / poster accept\nOther\n\nC\n\nAbstract.\n",
+        ("Poster Session 1\n\nIn-Person Poster presentation / poster accept\nTitle\n\nA · B\n\n"
+         "Virtual presentation / poster accept\nOther\n\nC\n\nAbstract.\n"),
         6, "is the file truncated?",
     ),
     "trending pairs out of step": (
         "trending",
-        f"Get trending papers in your email inbox!\n\nTitle one\n\n{PROSE}\n\n{PROSE}\n\n"
-        f"Title three\n\n{PROSE}\n",
+        (f"Get trending papers in your email inbox!\n\nTitle one\n\n{PROSE}\n\n{PROSE}\n\n"
+         f"Title three\n\n{PROSE}\n"),
         7, "expected a paper title, found a paragraph",
     ),
     "topics ending on a heading": (

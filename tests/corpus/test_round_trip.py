@@ -301,8 +301,8 @@ def test_find_resolves_every_spelling(identified, ref, title):
     [
         ("1706.03762", "Attention Is All You Need"),  # the stored form itself
         ("scholkopf2021causal", "Toward Causal Representation Learning"),  # a BibTeX key as given
-        ("7912", "BC1 RNA, the transcript from a master gene for ID element amplification, "
-                 "is able to prime its own reverse transcription."),  # a BEIR id, no such number
+        ("7912", ("BC1 RNA, the transcript from a master gene for ID element amplification, "
+                  "is able to prime its own reverse transcription.")),  # a BEIR id, no such number
         ("2", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding"),
         ("#2", "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding"),
     ],

@@ -12,10 +12,10 @@ import pytest
 from adapters.console import render_card
 from adapters.discord.embeds import card_embed
 from adapters.slack.blocks import bold_words, card_blocks
-from bot.corpus.library import Library
 from bot.cards import latex
 from bot.cards.cards import card, venue_line
 from bot.cards.latex import readable
+from bot.corpus.library import Library
 from bot.messages import ChannelRef, Incoming, UserRef
 from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
@@ -89,7 +89,7 @@ def test_a_span_the_converter_fails_on_is_shown_as_written(monkeypatch):
                 raise ValueError("the parser gave up")
             return real.latex_to_text(source)
 
-    monkeypatch.setattr(latex, "_converter", lambda: Broken())
+    monkeypatch.setattr(latex, "_converter", Broken)
     assert readable(text) == r"8$\times$ deeper, x and Schölkopf"  # only that span stays raw
 
 

@@ -226,7 +226,8 @@ def test_three_processes_ticking_at_once_post_once_per_channel(postgres_url, tmp
         manager(services, name).send("schedule 09:00 Europe/Berlin daily")
     env = {**os.environ, "PAPERCLUB_DATABASE_URL": postgres_url}
     command = [sys.executable, "-m", "adapters.cli", "tick", "--at", "2026-11-23T08:00:30Z"]
-    runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(3)]
     outputs = [run.communicate(timeout=120) for run in runs]
     assert all(run.returncode == 0 for run in runs), outputs
     headers = [line for out, _ in outputs for line in out.splitlines() if line.startswith("#")]
@@ -238,8 +239,8 @@ def test_three_processes_ticking_at_once_post_once_per_channel(postgres_url, tmp
 
 
 def test_catchup_setting_is_read_and_checked():
-    from bot.ops.settings import ConfigError
     from bot.app import catchup_grace
+    from bot.ops.settings import ConfigError
 
     assert catchup_grace({}) == timedelta(hours=3)
     assert catchup_grace({"PAPERCLUB_CATCHUP": "90m"}) == timedelta(minutes=90)

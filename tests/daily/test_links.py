@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.corpus.library import Library
 from bot.cards.cards import card
 from bot.cards.links import LINK_MAX, web_link
+from bot.corpus.library import Library
 from bot.search.tokens import Tokenizer
 
 # RFC 3986 as Discord and Slack read a link: http(s), a host, and then only unreserved

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from bot.channels.channels import ChannelSettings
-from bot.services.picks import Feedback, Picker
 from bot.messages import ChannelRef
 from bot.search.engine import Engine
+from bot.services.picks import Feedback, Picker
 from tests.search.simple_engine import SimpleEngine
 
 DAYS = 20

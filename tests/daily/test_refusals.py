@@ -11,10 +11,10 @@ from sqlalchemy import select
 
 from adapters.console import ConsoleSession
 from bot.app import build_services
-from bot.services.posts import REFUSED_DAYS_TO_PAUSE, RETRY_MOST, retry_after
 from bot.messages import DeliveryRefused
-from store.models import Channel
 from bot.services.models import Claim
+from bot.services.posts import REFUSED_DAYS_TO_PAUSE, RETRY_MOST, retry_after
+from store.models import Channel
 
 UTC = timezone.utc
 DAY1 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)  # a Monday

@@ -11,10 +11,10 @@ import pytest
 from sqlalchemy import func, select
 
 from adapters.console import ConsoleDelivery
-from bot.digest.weekly import WeeklySlot, parse_slot
 from bot.channels.schedule import ScheduleError
-from bot.services.models import Digest
 from bot.digest.models import DigestPlan
+from bot.digest.weekly import WeeklySlot, parse_slot
+from bot.services.models import Digest
 from tests.clock import Clock
 from tests.digest.scene import (
     MONDAY,
@@ -101,7 +101,7 @@ def test_an_open_poll_alone_is_not_news_but_shows_in_a_busy_week(scene):
 
 
 def test_a_failed_delivery_is_retried_within_the_grace_and_never_doubled(scene):
-    built, clock = scene
+    built, _clock = scene
     assert manager(built).send("digest mon 09:00").ok
     delivery = Delivery(fail=2)
     at = NEXT_MONDAY + timedelta(hours=1)
@@ -116,7 +116,7 @@ def test_a_failed_delivery_is_retried_within_the_grace_and_never_doubled(scene):
 
 
 def test_a_refusal_for_good_is_not_retried_that_week(scene):
-    built, clock = scene
+    built, _clock = scene
     assert manager(built).send("digest mon 09:00").ok
     delivery = Delivery(fail=1, refuse=True)
     at = NEXT_MONDAY + timedelta(hours=1)
@@ -126,7 +126,7 @@ def test_a_refusal_for_good_is_not_retried_that_week(scene):
 
 
 def test_beyond_the_grace_the_week_is_skipped_once_with_a_log_line(scene, caplog):
-    built, clock = scene
+    built, _clock = scene
     assert manager(built).send("digest mon 09:00").ok
     delivery = Delivery()
     late = NEXT_MONDAY + timedelta(hours=5)  # the grace is 3 hours
@@ -137,7 +137,7 @@ def test_beyond_the_grace_the_week_is_skipped_once_with_a_log_line(scene, caplog
 
 
 def test_digest_off_stops_it_and_on_restarts_it(scene):
-    built, clock = scene
+    built, _clock = scene
     boss = manager(built)
     assert boss.send("digest tue 18:30").ok
     assert boss.send("digest off").text == "Done. Weekly digest: off (`digest on` restarts it, Tuesdays at 18:30 UTC)."
@@ -151,7 +151,7 @@ def test_digest_off_stops_it_and_on_restarts_it(scene):
 
 
 def test_settings_and_status_show_the_digest_in_the_channels_zone(scene):
-    built, clock = scene
+    built, _clock = scene
     boss = manager(built)
     assert "Weekly digest: none yet" in boss.send("settings").text
     assert boss.send("schedule 08:00 America/New_York weekdays").ok and boss.send("digest friday 16:00").ok
@@ -261,7 +261,8 @@ def test_the_archive_page_lists_the_last_digests(scene):
     record = Recorder(built.db, built.library, built.votes).record(channel)
     (entry,) = record.digests
     assert entry.day.isoformat() == "2026-11-30" and entry.text.startswith("Weekly digest")
-    assert [title for title, _ in entry.sections][0] == "Posted this week (7 papers)"
+    first_title, _ = entry.sections[0]
+    assert first_title == "Posted this week (7 papers)"
     from bot.memory.archive import ArchivePage
 
     page = ArchivePage(built.search.tokenizer).render(record, "general", "", "bib", "nonce", NEXT_MONDAY)

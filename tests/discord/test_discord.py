@@ -25,10 +25,10 @@ from adapters.discord.views import VOTE_ID, VoteButton, actions_view
 from bot.app import build_services, command_grammar
 from bot.daily.commands import HISTORY_MAX
 from bot.meetings.commands import SESSIONS_MAX
-from bot.services.meetings import NOTE_CHARS
 from bot.messages import Action, ChannelRef, Incoming, Reply, UserRef
-from bot.votes.commands import POLL_OPTIONS_MAX
+from bot.services.meetings import NOTE_CHARS
 from bot.services.models import Post
+from bot.votes.commands import POLL_OPTIONS_MAX
 from tests.clock import Clock
 from tests.conftest import REPO
 from tests.fake_discord import (
@@ -680,10 +680,11 @@ def test_the_documented_invite_asks_for_exactly_the_permissions_used():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"permissions={INVITE_PERMISSIONS.value}" in readme
     assert set(re.findall(r"permissions=(\d+)", readme + text)) == {str(INVITE_PERMISSIONS.value)}
-    assert INVITE_PERMISSIONS == discord.Permissions(
+    needed = discord.Permissions(
         view_channel=True, send_messages=True, embed_links=True, create_public_threads=True,
         send_messages_in_threads=True, read_message_history=True,
     )
+    assert needed == INVITE_PERMISSIONS
 
 
 @pytest.mark.parametrize("fake, real", [

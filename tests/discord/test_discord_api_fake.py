@@ -26,9 +26,9 @@ from discord.http import Route
 from adapters.discord.app import PaperClubClient, ShardedPaperClubClient
 from adapters.discord.endpoint import use_api_url
 from adapters.discord.messages import DiscordDelivery
-from bot.ops.settings import ConfigError
 from bot.app import Services, build_services
 from bot.messages import Action, ChannelRef, DeliveryRefused, Incoming, PaperCard, Reply, UserRef
+from bot.ops.settings import ConfigError
 from tests.fake_discord_api import (
     BOT_USER_ID,
     CHANNEL_ID,
@@ -121,8 +121,8 @@ def buttons(message: PostedMessage) -> list[tuple[str, str, int]]:
 
 
 def test_use_api_url_points_rest_and_the_gateway_at_the_fake(fake):
-    assert Route.BASE == fake.api_url
-    assert DiscordWebSocket.DEFAULT_GATEWAY == yarl.URL(fake.gateway_url)  # from the fake's GET /gateway
+    assert fake.api_url == Route.BASE
+    assert yarl.URL(fake.gateway_url) == DiscordWebSocket.DEFAULT_GATEWAY  # from the fake's GET /gateway
     assert Route("GET", "/users/@me").url == fake.api_url + "/users/@me"
 
 
@@ -265,7 +265,7 @@ def test_use_api_url_refuses_what_is_not_an_http_url(discord_endpoint, url):
     before = Route.BASE
     with pytest.raises(ConfigError, match=r"DISCORD_API_URL=.* is not an http\(s\) URL"):
         use_api_url(url)
-    assert Route.BASE == before
+    assert before == Route.BASE
 
 
 def test_use_api_url_refuses_an_api_that_does_not_answer(discord_endpoint):
@@ -273,9 +273,9 @@ def test_use_api_url_refuses_an_api_that_does_not_answer(discord_endpoint):
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]
     before = (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
-    with pytest.raises(ConfigError, match="DISCORD_API_URL=.*GET .*/gateway"):
+    with pytest.raises(ConfigError, match=r"DISCORD_API_URL=.*GET .*/gateway"):
         use_api_url(f"http://127.0.0.1:{port}/api/v10")
-    assert (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY) == before
+    assert before == (Route.BASE, DiscordWebSocket.DEFAULT_GATEWAY)
 
 
 # --- Discord's limits: links, embed sizes, refusals ------------------------------------------------

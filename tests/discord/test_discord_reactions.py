@@ -176,7 +176,7 @@ def test_a_reaction_removed_before_its_add_is_counted_leaves_no_vote(fake, servi
             for n in range(20):
                 await react(fake, 1_100_000_000_000_001_000 + n, CHANNEL_ID, post.id, "👍")
                 await react(fake, 1_100_000_000_000_001_000 + n, CHANNEL_ID, post.id, "👍", added=False)
-                await until(lambda: len(answered) == 2 * (n + 1))
+                await until(lambda n=n: len(answered) == 2 * (n + 1))
             order = [(r.user.user_id, r.added) for r, _ in answered]
             assert order[:2] == [("1100000000000001000", False), ("1100000000000001000", True)]
             assert tally(services, post_id) == (0, 0, 0) and client.redraws.pending() == []

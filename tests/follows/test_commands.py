@@ -116,7 +116,7 @@ def read_three(services, session) -> list:
     ], collection="classics", source="classics.jsonl", fmt="jsonl")
     papers = [services.library.find(ref) for ref in ("arXiv:1706.03762", "10.1109/cvpr.2016.90", "arXiv:1412.6980")]
     assert session.send("use classics").ok
-    for paper, vote in zip(papers, ("up", "read", "up")):
+    for paper, vote in zip(papers, ("up", "read", "up"), strict=True):
         reply = services.posts.post_paper(services.channels.get(session.channel), paper, services.core.clock(),
                                           "read by the club")
         assert reply is not None
@@ -126,7 +126,7 @@ def read_three(services, session) -> list:
 
 def test_follow_citations_after_reading_three_papers_brings_the_papers_citing_them(services, fake_openalex, clock):
     session = manager(services)
-    attention, resnet, adam = read_three(services, session)
+    attention, resnet, _adam = read_three(services, session)
     fake_openalex.works += [
         FakeWork("W2963403868", "Attention is all you need", published="2017-06-12", doi="10.48550/arxiv.1706.03762"),
         FakeWork("W2194775991", "Deep residual learning", published="2016-06-01", doi="10.1109/cvpr.2016.90"),

@@ -12,8 +12,8 @@ from sqlalchemy import select
 
 from adapters.console import ConsoleSession
 from bot.app import build_services
-from bot.meetings.commands import parse_length
 from bot.channels.schedule import ScheduleError
+from bot.meetings.commands import parse_length
 from bot.services.models import MEETING_PLACE_CHARS, MeetingPlan
 from tests.clock import Clock
 
@@ -127,8 +127,8 @@ def test_reminders_say_how_long_where_and_the_call_link(services):
     for moment in (day_before, day_before + timedelta(hours=23)):
         services.core.tick(moment, lambda channel, reply: sent.append(reply.text) or "ref", ["console"])
     assert sent == [
-        "Tomorrow: reading group (Thursday 03 December 17:00 Europe/Berlin, for 1 hour 30 minutes, at Room 4.12). "
-        f"The reading queue is empty; start a `poll` to choose the paper. Call link: {CALL}",
-        "In one hour: reading group (Thursday 03 December 17:00 Europe/Berlin, for 1 hour 30 minutes, at Room "
-        f"4.12). The reading queue is empty; start a `poll` to choose the paper. Call link: {CALL}",
+        ("Tomorrow: reading group (Thursday 03 December 17:00 Europe/Berlin, for 1 hour 30 minutes, at Room 4.12). "
+         f"The reading queue is empty; start a `poll` to choose the paper. Call link: {CALL}"),
+        ("In one hour: reading group (Thursday 03 December 17:00 Europe/Berlin, for 1 hour 30 minutes, at Room "
+         f"4.12). The reading queue is empty; start a `poll` to choose the paper. Call link: {CALL}"),
     ]

@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
-from store.models import Paper
 from bot.services.models import Post
+from store.models import Paper
 from tests.clock import Clock
 
 UTC = timezone.utc

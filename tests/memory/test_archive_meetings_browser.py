@@ -58,7 +58,7 @@ def archive(tmp_path):
     s = scene.services  # the pages as serve mounts them, on the scene's clock: "upcoming" is after NOW
     pages = pages_endpoint(build_pages(s.library, s.channels, s.meetings, s.votes, s.search.tokenizer,
                                        scene.clock).answer)
-    server = HealthServer(0, routes.pop("/healthz"), {prefix: pages for prefix in (ARCHIVE_PREFIX, CALENDAR_PREFIX)})
+    server = HealthServer(0, routes.pop("/healthz"), dict.fromkeys((ARCHIVE_PREFIX, CALENDAR_PREFIX), pages))
     server.start()
     yield f"http://127.0.0.1:{server.server.effective_port}/archive/{archive_token(scene)}"
     server.stop()

@@ -12,13 +12,19 @@ from importlib import resources
 import bibtexparser
 import pytest
 import rispy
-from citeproc import Citation, CitationItem, CitationStylesBibliography, CitationStylesStyle, formatter
+from citeproc import (
+    Citation,
+    CitationItem,
+    CitationStylesBibliography,
+    CitationStylesStyle,
+    formatter,
+)
 from citeproc.source.json import CiteProcJSON
 
-from bot.memory import cli as export_cli
 from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
 from bot.cards.cards import paper_link
 from bot.corpus.library import Library
+from bot.memory import cli as export_cli
 from bot.memory import export
 from bot.memory.citations import csl_json, ris
 from bot.memory.record import entry_of

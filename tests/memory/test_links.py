@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 from sqlalchemy import select
 
 from bot.channels.channels import Channels
-from bot.services.links import ChannelLinks
 from bot.messages import ChannelRef
+from bot.services.links import ChannelLinks
 from bot.services.models import ChannelLink
 
 NOW = datetime(2026, 11, 23, 9, tzinfo=timezone.utc)

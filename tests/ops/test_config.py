@@ -13,9 +13,15 @@ from adapters import platforms
 from adapters.config_check import check, startup_settings
 from adapters.discord.config import DiscordSettings
 from adapters.slack.config import SlackSettings
-from bot.ops.settings import ConfigError
 from bot.app import catchup_grace
-from bot.ops.settings import CoreSettings, catchup_from_env, database_problem, mask_secret, mask_url
+from bot.ops.settings import (
+    ConfigError,
+    CoreSettings,
+    catchup_from_env,
+    database_problem,
+    mask_secret,
+    mask_url,
+)
 
 BOT_TOKEN = "xoxb-test-not-real"
 SIGNING_SECRET = "signing-secret-not-real"
@@ -182,7 +188,7 @@ def test_catchup_durations(raw, grace):
 
 @pytest.mark.parametrize("raw", ["soon", "3 hours", "-3h", "h", "inf", "1e999h"])
 def test_catchup_that_is_not_a_duration(raw):
-    with pytest.raises(ConfigError, match="^PAPERCLUB_CATCHUP: .* is not a duration|too long"):
+    with pytest.raises(ConfigError, match=r"^PAPERCLUB_CATCHUP: .* is not a duration|too long"):
         catchup_grace({"PAPERCLUB_CATCHUP": raw})
     (line,) = config_error(CoreSettings, {"PAPERCLUB_CATCHUP": raw})
     assert line.startswith("PAPERCLUB_CATCHUP: ")

@@ -11,8 +11,8 @@ from adapters.config_check import check, startup_settings
 from bot.adding.addresses import any_address, policy_from_env, public_only
 from bot.adding.commands import per_hour_from_env
 from bot.adding.providers import ProviderUrls
-from bot.adding.web import ChatFetchPolicy
 from bot.adding.settings import AddSettings
+from bot.adding.web import ChatFetchPolicy
 from bot.ops.settings import ConfigError
 from tests.test_docs import code_sources, variables_declared, variables_read
 
@@ -57,7 +57,8 @@ def test_config_check_shows_what_the_adding_settings_default_to():
     ("PAPERCLUB_ADD_TIMEOUT", "0", "PAPERCLUB_ADD_TIMEOUT: 0 seconds is out of range"),
     ("PAPERCLUB_ADD_TIMEOUT", "nan", "PAPERCLUB_ADD_TIMEOUT: 'nan' is not a number of seconds"),
     ("PAPERCLUB_FETCH_ALLOW_PRIVATE", "yes", "PAPERCLUB_FETCH_ALLOW_PRIVATE: 'yes' is not 0 or 1"),
-    ("PAPERCLUB_ARXIV_API_URL", "export.arxiv.org", "PAPERCLUB_ARXIV_API_URL: 'export.arxiv.org' is not an http(s) URL"),
+    ("PAPERCLUB_ARXIV_API_URL", "export.arxiv.org",
+     "PAPERCLUB_ARXIV_API_URL: 'export.arxiv.org' is not an http(s) URL"),
     ("PAPERCLUB_CROSSREF_API_URL", "ftp://x.org", "PAPERCLUB_CROSSREF_API_URL: 'ftp://x.org' is not an http(s) URL"),
 ])
 def test_an_unusable_adding_setting_is_named_by_check_and_at_start_up(variable, raw, says):

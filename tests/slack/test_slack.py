@@ -35,8 +35,8 @@ from adapters.slack.config import SlackSettings
 from bot.app import build_services
 from bot.corpus.records import PaperRecord
 from bot.messages import ChannelRef, DeliveryRefused, Incoming, Reply, UserRef
-from store.models import Channel
 from bot.services.models import PollVote, Post, PostVote
+from store.models import Channel
 from tests.slack.harness import (
     BOSS,
     CHANNEL,

@@ -14,9 +14,9 @@ from adapters.bench.slack import post_signed
 from adapters.slack.app import LATER_THREADS, LISTENER_THREADS, build_app
 from adapters.slack.config import SlackSettings
 from bot.adding.addresses import any_address
-from bot.services.fetching import FETCH_WORKERS
 from bot.adding.providers import Providers
 from bot.adding.web import ChatFetcher, ChatFetchPolicy
+from bot.services.fetching import FETCH_WORKERS
 from tests.adding.slow_pages import SlowPages
 from tests.processes import ServeProcess, free_port
 from tests.slack.harness import MEMBER, command

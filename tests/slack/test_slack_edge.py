@@ -28,8 +28,8 @@ from adapters.bench.fake_slack_api import (
 from adapters.slack.edge import ActOnce, CheckedSocketModeHandler
 from bot.messages import ChannelRef, Incoming, UserRef
 from bot.ops.replays import SeenRequests
-from store import Database
 from bot.services.models import PaperNote, PostVote
+from store import Database
 from store.models import SeenRequest
 from tests.slack.harness import BOSS, CHANNEL, command, posted, section_texts, send, wsgi_post
 

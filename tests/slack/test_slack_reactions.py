@@ -141,7 +141,8 @@ def test_a_reaction_removed_before_its_add_is_handled_leaves_no_vote(stack, slac
     assert "👍 20 · 👎 0 · read 0" in tally_of(slack.calls_to("chat.update")[-1].params)
     for n in range(20):
         user = f"U0KEPT{n:02d}"
-        signed_event(edge, reaction_event("+1", post["ts"], user=user, added=False, event_ts=event_ts(start + 10 * n + 3)))
+        signed_event(edge, reaction_event("+1", post["ts"], user=user, added=False,
+                                          event_ts=event_ts(start + 10 * n + 3)))
     redraws.flush()
     assert "👍 0 · 👎 0 · read 0" in tally_of(slack.calls_to("chat.update")[-1].params)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bot.feature import Feature, Plugin, PageRoute
+from bot.feature import Feature, PageRoute, Plugin
 
 
 def _feature() -> type[Feature]:

@@ -15,11 +15,10 @@ from sqlalchemy import select
 from adapters.console import ConsoleSession
 from adapters.debounce import Debouncer
 from bot.app import build_services
-from bot.messages import UserRef
-from bot.messages import Reaction
+from bot.messages import Reaction, UserRef
 from bot.reactions.commands import emoji_key, reaction_key, split_emoji
-from store.models import Channel
 from bot.services.models import PostVote
+from store.models import Channel
 
 NOW = datetime(2026, 11, 23, 9, 0, tzinfo=timezone.utc)
 BOTH = pytest.mark.parametrize(
@@ -141,7 +140,9 @@ def test_reaction_events_handled_at_once_on_many_threads_end_as_the_reactions_do
     boss, post_id, ref = posted(services)
     events = [(f"crowd{n}", "+1", True, 1) for n in range(90)]
     for n in range(30):
-        events += [(f"m{n}", "+1", True, 1), (f"m{n}", "+1", False, 2)] + ([(f"m{n}", "+1", True, 3)] if n % 2 == 0 else [])
+        events += [(f"m{n}", "+1", True, 1), (f"m{n}", "+1", False, 2)]
+        if n % 2 == 0:
+            events.append((f"m{n}", "+1", True, 3))
     random.Random(28).shuffle(events)
     start = threading.Barrier(16)
 

@@ -187,7 +187,7 @@ def test_fifty_members_voting_at_once_on_postgres(postgres_url):
         return member(services, "pg", f"user{user}").send(f"vote {poll.poll_id} {1 + user % 4}").ok
 
     with ThreadPoolExecutor(max_workers=16) as pool:
-        results = list(pool.map(vote, [u for u in range(50)] + [u for u in range(0, 50, 3)]))
+        results = list(pool.map(vote, list(range(50)) + list(range(0, 50, 3))))
     assert all(results)
     with services.db.session() as session:
         assert session.scalar(select(func.count(PollVote.id)).where(PollVote.poll_id == poll.poll_id)) == 50
@@ -240,7 +240,7 @@ def test_a_poll_closing_while_votes_arrive_counts_or_refuses_every_vote(seeded_d
     # Once refused, never accepted again; and the race really happened.
     for oks in replies.values():
         assert oks == sorted(oks, reverse=True)
-    assert 0 < counted and any(not ok for oks in replies.values() for ok in oks)
+    assert counted > 0 and any(not ok for oks in replies.values() for ok in oks)
     services.db.dispose()
 
 
