@@ -4,6 +4,7 @@ over what the channel has seen (GET ?q=)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -29,7 +30,8 @@ class ArchivePage:
         self.templates.filters["counted"] = counted  # "1 meeting", "2 meetings"
 
     def render(self, record: ChannelRecord, name: str, query: str, token: str, nonce: str,
-               now: datetime, upcoming: list[MeetingEntry] = (), sections: list[tuple[str, list[str]]] = ()) -> str:
+               now: datetime, upcoming: Sequence[MeetingEntry] = (),
+               sections: Sequence[tuple[str, list[str]]] = ()) -> str:
         """The page; `token` names its downloads (TOKEN.bib, .ris, .json), relative links.
         Meetings to come (`upcoming`, from the plan) are listed apart from those held;
         `sections`: what features add (the follows)."""

@@ -10,7 +10,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, Any
 
 import bibtexparser
 from bibtexparser.library import Library as BibLibrary
@@ -23,6 +23,7 @@ from bot.memory.citations import batches, csl_json_chunks, ris_chunks
 from bot.memory.kinds import ARXIV_CATEGORY, publication_kind
 from bot.memory.record import Entry, posted_note
 from bot.messages import ChannelRef
+from store.models import Paper
 
 FORMATS = ("bibtex", "ris", "csljson", "jsonl")
 BIBTEX_TYPES = {"conference": ("inproceedings", "booktitle"), "journal": ("article", "journal"),
@@ -48,7 +49,7 @@ class _Counted:
     def __init__(self, entries: Iterable[Entry]):
         self.entries, self.count = entries, 0
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Entry]:
         for entry in self.entries:
             self.count += 1
             yield entry
@@ -59,7 +60,7 @@ def _jsonl_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Itera
         yield json.dumps(jsonl_record(entry, channel), ensure_ascii=False) + "\n"
 
 
-def jsonl_record(entry: Entry, channel: ChannelRef | None) -> dict:
+def jsonl_record(entry: Entry, channel: ChannelRef | None) -> dict[str, Any]:
     record = export_record(entry.paper)
     if channel is None:
         return record
@@ -87,7 +88,7 @@ def bibtex_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Itera
         yield ("\n" if n else "") + bibtexparser.write_string(library)
 
 
-def entry_type(paper) -> tuple[str, str | None]:
+def entry_type(paper: Paper) -> tuple[str, str | None]:
     """The BibTeX entry type for the paper and the field its venue goes in: a conference
     paper is @inproceedings with booktitle, a journal's @article with journal, and a paper
     with no venue (a preprint: eprint and archivePrefix say where) @misc."""
