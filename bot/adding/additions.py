@@ -9,8 +9,8 @@ from typing import Any
 from sqlalchemy import ColumnElement, String, func, select
 
 from bot.messages import ChannelRef, Incoming
-from store import Database
 from bot.services.models import Addition
+from store import Database
 
 
 def _length(column: ColumnElement[Any]) -> int:

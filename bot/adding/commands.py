@@ -23,22 +23,21 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 
 from bot.adding.additions import ASKED_MAX, HOUR, Additions
-from bot.services.fetching import FetchPool, MemberBusy, Stopped
-from bot.channels.channels import added_collection
 from bot.adding.providers import NAMES, AddProblem, Providers, Ref
+from bot.adding.settings import PER_HOUR, AddSettings
 from bot.adding.web import link_problem
+from bot.cards.cards import card
+from bot.cards.latex import readable
+from bot.channels.channels import Channels, ChannelSettings, added_collection
 from bot.corpus.identifiers import PAGE, find_all
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
-from bot.cards.cards import card
-from bot.channels.channels import Channels, ChannelSettings
-from bot.cards.latex import readable
-from bot.services.posts import Posts
 from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply, counted
-from bot.adding.settings import PER_HOUR, AddSettings
 from bot.search.service import SearchService
+from bot.services.fetching import FetchPool, MemberBusy, Stopped
+from bot.services.posts import Posts
 from store.models import Paper, PaperExternalId, PaperSource
 
 MESSAGE_PAPERS = 5  # papers one `add` or one message adds at most: a reply stays readable
@@ -124,7 +123,8 @@ class AddingFeature(Feature):
     def commands(self) -> list[Command]:
         return [
             Command("add", "add LINK|ID [LINK|ID ...]", "Add papers to the library by link or id (arXiv, DOI, "
-                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add, answered_later=True,
+                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add,
+                    answered_later=True,
                     brief="Add a paper by its link or id (arXiv, DOI, OpenReview, a paper's page).",
                     # as long as what an addition keeps of what was asked
                     params=(Param("paper", "an arXiv id or link, a DOI, an OpenReview link, or a paper's page",

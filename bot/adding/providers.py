@@ -12,11 +12,11 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from bot.adding import citation_meta, crossref, openreview
 from bot.adding.addresses import policy_from_env
+from bot.adding.settings import AddSettings
 from bot.adding.web import Answer, ChatFetcher, ChatFetchPolicy, FetchFailed, link_problem
 from bot.corpus import arxiv_atom, identifiers
 from bot.corpus.identifiers import ARXIV, DOI, OPENREVIEW, PAGE
 from bot.corpus.records import CorpusFormatError, PaperRecord
-from bot.adding.settings import AddSettings
 from bot.ops.settings import FeedSettings
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class Providers:
         def job() -> dict[Ref, PaperRecord | AddProblem]:
             try:
                 return {(ARXIV, i): outcome for i, outcome in self.arxiv(ids, deadline).items()}
-            except Exception:  # noqa: BLE001 - the line's other links still get their answers
+            except Exception:  # the line's other links still get their answers
                 log.exception("fetching arXiv ids for add failed")
                 return dict.fromkeys([(ARXIV, i) for i in ids], _unreachable("arXiv"))
         return job
@@ -85,7 +85,7 @@ class Providers:
                 return {ref: self.one(ref, deadline)}
             except AddProblem as problem:
                 return {ref: problem}
-            except Exception:  # noqa: BLE001 - the line's other links still get their answers
+            except Exception:  # the line's other links still get their answers
                 log.exception("fetching a %s reference for add failed", ref[0])
                 return {ref: _unreachable(NAMES.get(ref[0], "that page"))}
         return job

@@ -11,7 +11,8 @@ charset, then the one their HTML declares, then UTF-8 (w3lib, as Scrapy does).
 
 A link a member pasted is fetched with `vet=True`: every address its host resolves to
 must pass the address policy, the connection goes to that vetted address (HTTPS still
-checks the certificate of the host named), and every redirect is vetted again. The providers' own base URLs are the operator's choice and not vetted.
+checks the certificate of the host named), and every redirect is vetted again. The
+providers' own base URLs are the operator's choice and not vetted.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ import idna
 from w3lib.encoding import html_to_unicode
 
 from bot.adding.addresses import AddressPolicy, public_only
-from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
 from bot.adding.settings import AddSettings
+from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from datetime import datetime
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.memory.chart import votes_chart
-from bot.messages import counted
 from bot.memory.record import ChannelRecord, Entry, MeetingEntry, matches
+from bot.messages import counted
 from bot.search.tokens import Tokenizer
 
 QUERY_CHARS = 200
@@ -40,7 +40,8 @@ class ArchivePage:
         past = [m for m in record.meetings if m.starts_at <= now]
         return self.templates.get_template("archive.html").render(
             record=record, name=name, query=query, results=results, problem=problem, token=token,
-            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, upcoming=list(upcoming), past=past, sections=sections,
+            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, upcoming=list(upcoming), past=past,
+            sections=sections,
         )
 
     def search(self, record: ChannelRecord, query: str) -> tuple[list[Entry], str]:

@@ -20,14 +20,14 @@ from zoneinfo import ZoneInfo
 from icalendar import Calendar, Event, vDuration
 from sqlalchemy import select
 
-from bot.corpus.library import Library
 from bot.cards.cards import paper_link
-from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
-from bot.services.meetings import DEFAULT_LENGTH, Meetings, Plan
+from bot.channels.channels import ChannelSettings
+from bot.corpus.library import Library
 from bot.memory.record import discussion_url
-from store.database import as_utc
+from bot.services.meetings import DEFAULT_LENGTH, Meetings, Plan
 from bot.services.models import Meeting, Post
+from store.database import as_utc
 from store.models import Paper
 
 BACK = timedelta(days=92)  # three months

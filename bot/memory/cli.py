@@ -70,8 +70,8 @@ def _export_collection(library: Library, args: argparse.Namespace, fmt: str) -> 
 def _export_channel(library: Library, args: argparse.Namespace, fmt: str) -> int:
     """What one channel read, with its notes."""
     from bot.memory.record import Recorder
-    from bot.services.votes import Votes
     from bot.messages import ChannelRef
+    from bot.services.votes import Votes
 
     recorder = Recorder(library.db, library, Votes(library.db))
     ref = ChannelRef(*args.channel)

@@ -34,8 +34,8 @@ _LATEX_SPECIAL = re.compile(r"([&%$#_])")
 
 def write(entries: Iterable[Entry], channel: ChannelRef | None, fmt: str, out: IO[str]) -> int:
     """Write the entries in `fmt` (one of FORMATS), a chunk at a time (a whole library
-    is written without holding it); how many were written. `channel` is the channel they were read in, or None for a collection or the
-    library."""
+    is written without holding it); how many were written. `channel` is the channel they
+    were read in, or None for a collection or the library."""
     counted = _Counted(entries)
     writer = {"bibtex": bibtex_chunks, "ris": ris_chunks, "csljson": csl_json_chunks}.get(fmt, _jsonl_chunks)
     for text in writer(counted, channel):

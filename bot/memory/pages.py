@@ -16,14 +16,14 @@ from bot.corpus.library import Library
 from bot.feature import NOT_FOUND, Features, Page
 from bot.memory.archive import ArchivePage
 from bot.memory.calendar import CalendarFeed
-from bot.memory.export import bibtex
 from bot.memory.citations import csl_json, ris
-from bot.services.links import ChannelLinks
+from bot.memory.export import bibtex
 from bot.memory.record import MeetingEntry, Recorder, entry_of
-from bot.services.meetings import Meetings, length_text
-from bot.services.votes import Votes
 from bot.messages import ChannelRef
 from bot.search.tokens import Tokenizer
+from bot.services.links import ChannelLinks
+from bot.services.meetings import Meetings, length_text
+from bot.services.votes import Votes
 
 UPCOMING_SHOWN = 4  # the archive's next meetings; the calendar feed has twelve weeks
 _CALENDAR = re.compile(r"/calendar/([^/]+)\.ics")
@@ -131,5 +131,6 @@ def build_pages(library: Library, channels: Channels, meetings: Meetings, votes:
     """The pages over the services a process already has (bot.app.Services); the archive
     shows the sections `features` add (Feature.archive_sections)."""
     db = meetings.db
+    sections: Sections = features.archive_sections if features is not None else lambda _channel: []
     return Pages(ChannelLinks(db), channels, Recorder(db, library, votes), CalendarFeed(meetings, library),
-                 ArchivePage(tokenizer), clock, features.archive_sections if features is not None else lambda _channel: [])
+                 ArchivePage(tokenizer), clock, sections)

@@ -13,16 +13,12 @@ from datetime import date, datetime, timedelta, timezone
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.corpus.library import Library
 from bot.cards.cards import authors_display, paper_link, venue_line
-from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
+from bot.channels.channels import ChannelSettings
+from bot.corpus.library import Library
 from bot.messages import ChannelRef
 from bot.search.tokens import Tokenizer
-from bot.services.votes import Tally, Votes
-from store import Database
-from store.database import as_utc
-from store.models import Channel, Paper
 from bot.services.models import (
     Digest,
     Meeting,
@@ -34,6 +30,10 @@ from bot.services.models import (
     PostVote,
     QueueItem,
 )
+from bot.services.votes import Tally, Votes
+from store import Database
+from store.database import as_utc
+from store.models import Channel, Paper
 
 POSTS_SHOWN = 1000  # a page, not a dump: the export has everything
 POLLS_SHOWN = 100

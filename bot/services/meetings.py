@@ -18,8 +18,6 @@ from sqlalchemy.orm import Session
 
 from bot.channels.schedule import WEEKDAYS
 from bot.messages import counted
-from store import Database
-from store.database import as_utc, upsert_insert
 from bot.services.models import (
     Meeting,
     MeetingPlan,
@@ -29,6 +27,8 @@ from bot.services.models import (
     Presenter,
     QueueItem,
 )
+from store import Database
+from store.database import as_utc, upsert_insert
 
 DAY_BEFORE = timedelta(hours=24)
 HOUR_BEFORE = timedelta(hours=1)

@@ -15,9 +15,9 @@ from sqlalchemy import and_, func, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from bot.services.models import Nomination, Poll, PollOption, PollVote, QueueItem
 from store import Database
 from store.database import as_utc, dml_result, upsert_insert
-from bot.services.models import Nomination, Poll, PollOption, PollVote, QueueItem
 
 
 class PollRefused(ValueError):

@@ -24,14 +24,22 @@ from sqlalchemy import and_, delete, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
-from bot.services.picks import Candidate, CandidateSource, Feedback, FeedbackSource, Pick, Picker, Rankings
-from bot.services.replies import PostReplies, nothing_left_reply
+from bot.corpus.library import Library
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
 from bot.search.engine import Engine
 from bot.search.service import SearchService
+from bot.services.picks import (
+    Candidate,
+    CandidateSource,
+    Feedback,
+    FeedbackSource,
+    Pick,
+    Picker,
+    Rankings,
+)
+from bot.services.replies import PostReplies, nothing_left_reply
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, Paper, utcnow
@@ -168,7 +176,8 @@ class Posts:
         if not due:
             return []
         with self.db.session() as session:
-            won = set(session.execute(_insert_claims(session, [_claim_row(c.id, d, "claimed", now) for c, d in due])).scalars())
+            claims = [_claim_row(c.id, d, "claimed", now) for c, d in due]
+            won = set(session.execute(_insert_claims(session, claims)).scalars())
             retried = self._retake(session, [(c.id, d) for c, d in due if c.id not in won], now)
             rows = session.execute(
                 select(Claim.id, Claim.channel_id).where(
@@ -193,7 +202,8 @@ class Posts:
                 ),
             )
         ).all()
-        ready = [c.id for c in candidates if c.state != "failed" or now - as_utc(c.claimed_at) >= retry_after(c.attempts)]
+        ready = [c.id for c in candidates
+                 if c.state != "failed" or now - as_utc(c.claimed_at) >= retry_after(c.attempts)]
         if not ready:
             return set()
         result = session.execute(
@@ -234,7 +244,7 @@ class Posts:
     def _deliver(self, job: _Job, reply: Reply, deliver: Deliver, now: datetime, report: DailyReport) -> _Outcome:
         try:
             ref = deliver(job.channel.ref, reply)
-        except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later
+        except Exception as problem:  # any delivery failure is retried later
             permanent = isinstance(problem, DeliveryRefused) and problem.permanent
             if isinstance(problem, DeliveryRefused | OSError):
                 log.warning("posting to %s failed%s: %s", job.channel.ref.key(),

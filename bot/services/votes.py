@@ -14,10 +14,10 @@ from datetime import datetime
 from sqlalchemy import case, delete, func, select
 from sqlalchemy.orm import Session
 
+from bot.services.models import Post, PostVote
 from bot.services.picks import Feedback
 from store import Database
 from store.database import upsert_insert
-from bot.services.models import Post, PostVote
 
 POST_VOTES = ("up", "down", "read", "none")
 FEEDBACK_PAPERS = 10  # the latest liked / disliked papers that steer a channel's picks

@@ -17,10 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from bot.channels.channels import Channels, ChannelSettings
+from bot.corpus.feeds import FeedSource
 from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, first_word_in, number, require_manager
 from bot.messages import Deliver, Incoming, Reply, counted
-from bot.corpus.feeds import FeedSource
 from bot.zotero.api import ZoteroApi, ZoteroError
 from bot.zotero.imports import ZoteroFeed
 from bot.zotero.links import LinkStatus, ZoteroLinks

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 
+from bot.zotero.models import ZoteroItem, ZoteroLink
 from store import Database
 from store.database import as_utc, dml_result
-from bot.zotero.models import ZoteroItem, ZoteroLink
 
 LEASE = timedelta(minutes=5)  # a sync is a few requests with 20 s timeouts: well inside
 # A failed sync is tried again after 1, 2, 4 ... minutes, at most every hour; a refused key

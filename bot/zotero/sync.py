@@ -36,15 +36,23 @@ from sqlalchemy.orm import Session
 
 from bot.corpus.identifiers import ARXIV, DOI
 from bot.corpus.records import ID_MAX
-from bot.zotero.settings import ZoteroSettings
+from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
 from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroError
-from bot.zotero.items import READ_TAG, TAG_PREFIX, item_ids, new_key, new_token, note_item, paper_item
+from bot.zotero.items import (
+    READ_TAG,
+    TAG_PREFIX,
+    item_ids,
+    new_key,
+    new_token,
+    note_item,
+    paper_item,
+)
 from bot.zotero.keys import KeyBox
 from bot.zotero.links import ZoteroLinks
-from store import Database
-from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
-from store.models import Channel, Paper, utcnow
 from bot.zotero.models import ZoteroItem, ZoteroLink, ZoteroNote
+from bot.zotero.settings import ZoteroSettings
+from store import Database
+from store.models import Channel, Paper, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +140,7 @@ class ZoteroSync:
         except ZoteroError as problem:
             error, refused = describe(problem, link), problem.status in (401, 403, 404)
             wait = timedelta(seconds=problem.retry_after or problem.backoff or 0)
-        except Exception:  # noqa: BLE001 - a bug syncing one link must not stop the others or hold its lease
+        except Exception:  # a bug syncing one link must not stop the others or hold its lease
             log.exception("zotero sync of group %s failed", link.group_id)
             error = "paperclub met an error of its own (the operator's log has it)"
         if error:
@@ -255,7 +263,7 @@ class ZoteroSync:
                          "Zotero did not keep it (an earlier try)", counts)
             return
         outcome: dict[str, tuple[int | None, str | None]] = {}
-        for index, made in (answer.data or {}).get("successful", {}).items():
+        for made in (answer.data or {}).get("successful", {}).values():
             outcome[made["key"]] = (made.get("version"), None)
         for index, refused in (answer.data or {}).get("failed", {}).items():
             outcome[payload[int(index)]["key"]] = (None, f"{refused.get('code')} {refused.get('message')}")
