@@ -4,16 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, String, func, select
 
 from bot.messages import ChannelRef, Incoming
-from store import Database
 from bot.services.models import Addition
+from store import Database
+
+
+def _length(column: ColumnElement[Any]) -> int:
+    """A String column's length, in characters (as bot.corpus.records reads its limits)."""
+    type_ = column.type
+    if not isinstance(type_, String) or type_.length is None:
+        raise TypeError(f"{column} is not a string column of a given length")
+    return type_.length
+
 
 HOUR = timedelta(hours=1)
-ASKED_MAX = Addition.__table__.c.asked.type.length
-NAME_MAX = Addition.__table__.c.user_name.type.length
+ASKED_MAX = _length(Addition.__table__.c.asked)
+NAME_MAX = _length(Addition.__table__.c.user_name)
 # Outcomes of a fetch made for the member: what the hourly limit counts. Not counted: a
 # paper found in the library (no fetch), a link refused unread, a line past the limit.
 FETCHED = ("added", "not_found", "unreachable", "timed_out", "busy", "refused", "stopped")
@@ -67,7 +77,8 @@ class Additions:
             ).all()
         lines: dict[int, str] = {}
         for paper_id, name, user_id, at in rows:
-            lines.setdefault(paper_id, f"Added by {name or user_id} on {at:%Y-%m-%d}")
+            if paper_id is not None:  # (the query asked for these ids)
+                lines.setdefault(paper_id, f"Added by {name or user_id} on {at:%Y-%m-%d}")
         return lines
 
     def added_between(self, channel_id: int, since: datetime, until: datetime) -> list[tuple[int, str]]:
@@ -84,5 +95,6 @@ class Additions:
             ).all()
         found: dict[int, str] = {}
         for paper_id, name, user_id in rows:
-            found.setdefault(paper_id, name or user_id)
+            if paper_id is not None:  # (the query left out additions without a paper)
+                found.setdefault(paper_id, name or user_id)
         return list(found.items())

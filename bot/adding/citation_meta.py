@@ -19,11 +19,11 @@ HEAD_BYTES = 1_000_000  # the meta tags live in <head>; a huge body is not read 
 
 
 class _MetaTags(HTMLParser):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.tags: dict[str, list[str]] = {}
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag != "meta":
             return
         named = dict(attrs)

@@ -23,22 +23,21 @@ from urllib.parse import urlsplit
 from sqlalchemy import select
 
 from bot.adding.additions import ASKED_MAX, HOUR, Additions
-from bot.services.fetching import FetchPool, MemberBusy, Stopped
-from bot.channels.channels import added_collection
 from bot.adding.providers import NAMES, AddProblem, Providers, Ref
+from bot.adding.settings import PER_HOUR, AddSettings
 from bot.adding.web import link_problem
+from bot.cards.cards import card
+from bot.cards.latex import readable
+from bot.channels.channels import Channels, ChannelSettings, added_collection
 from bot.corpus.identifiers import PAGE, find_all
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
-from bot.cards.cards import card
-from bot.channels.channels import Channels, ChannelSettings
-from bot.cards.latex import readable
-from bot.services.posts import Posts
 from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply, counted
-from bot.adding.settings import PER_HOUR, AddSettings
 from bot.search.engine import SearchBackend
+from bot.services.fetching import FetchPool, MemberBusy, Stopped
+from bot.services.posts import Posts
 from store.models import Paper, PaperExternalId, PaperSource
 
 MESSAGE_PAPERS = 5  # papers one `add` or one message adds at most: a reply stays readable
@@ -124,7 +123,8 @@ class AddingFeature(Feature):
     def commands(self) -> list[Command]:
         return [
             Command("add", "add LINK|ID [LINK|ID ...]", "Add papers to the library by link or id (arXiv, DOI, "
-                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add, answered_later=True,
+                    "OpenReview, a paper's page).", "add https://arxiv.org/abs/2106.01345", self.add,
+                    answered_later=True,
                     brief="Add a paper by its link or id (arXiv, DOI, OpenReview, a paper's page).",
                     # as long as what an addition keeps of what was asked
                     params=(Param("paper", "an arXiv id or link, a DOI, an OpenReview link, or a paper's page",
@@ -251,14 +251,15 @@ class AddingFeature(Feature):
         }.get(outcome) or str(problem)
         self.additions.record(incoming, self.channels.get(incoming.channel).id, result.asked, None, outcome, now)
 
-    def _store(self, incoming: Incoming, record: PaperRecord, source: str) -> tuple[int, bool]:
+    def _store(self, incoming: Incoming, record: PaperRecord, source: str) -> tuple[int | None, bool]:
         collection = added_collection(incoming.channel)
         record.line = 1  # one record per answer: its line in the provider's answer means nothing here
         summary = self.library.import_records([record], collection=collection, source=source, fmt=FORMAT)
         return self._paper_of(record, collection, source), summary.added > 0
 
-    def _paper_of(self, record: PaperRecord, collection: str, source: str) -> int:
-        """The paper the record was stored as: by one of its ids, else by its source row."""
+    def _paper_of(self, record: PaperRecord, collection: str, source: str) -> int | None:
+        """The paper the record was stored as: by one of its ids, else by its source row
+        (None if neither finds it)."""
         with self.library.db.session() as session:
             for scheme, value in record.external_ids.items():
                 found = session.scalar(select(PaperExternalId.paper_id).where(
@@ -269,7 +270,8 @@ class AddingFeature(Feature):
                 PaperSource.collection == collection, PaperSource.source == source,
                 PaperSource.title_key == title_key(record.title)).order_by(PaperSource.paper_id)).first()
 
-    def _done(self, result: _Result, incoming: Incoming, paper_id: int, outcome: str, now: datetime) -> None:
+    def _done(self, result: _Result, incoming: Incoming, paper_id: int | None, outcome: str,
+              now: datetime) -> None:
         channel_id = self.channels.get(incoming.channel).id
         self.additions.record(incoming, channel_id, result.asked, paper_id, outcome, now)
         result.paper_id, result.outcome = paper_id, outcome
@@ -278,7 +280,7 @@ class AddingFeature(Feature):
         ids = list(dict.fromkeys(r.paper_id for r in results if r.paper_id is not None))
         papers = self.library.get_many(ids)
         lines = self.additions.added_by(incoming.channel, ids)
-        text = [_line(r, papers.get(r.paper_id)) for r in results]
+        text = [_line(r, papers.get(r.paper_id) if r.paper_id is not None else None) for r in results]
         if left_out:
             text.append(f"That names {len(results) + left_out} papers; paperclub adds the first {MESSAGE_PAPERS} "
                         "at a time. Add the others with `add LINK`.")

@@ -67,14 +67,15 @@ def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def _author(person: dict) -> str:
+def _author(person: dict[str, Any]) -> str:
     name = " ".join(str(person.get(k) or "") for k in ("given", "family")).strip()
     return clean_space(name or str(person.get("name") or ""))
 
 
-def _preprint(work: dict) -> dict[str, str]:
+def _preprint(work: dict[str, Any]) -> dict[str, str]:
     """The arXiv id a `has-preprint` relation names, when it names one."""
-    relation = work.get("relation") if isinstance(work.get("relation"), dict) else {}
+    named = work.get("relation")
+    relation = named if isinstance(named, dict) else {}
     for link in relation.get("has-preprint") or []:
         if not isinstance(link, dict):
             continue
@@ -85,7 +86,7 @@ def _preprint(work: dict) -> dict[str, str]:
     return {}
 
 
-def _year(work: dict) -> int | None:
+def _year(work: dict[str, Any]) -> int | None:
     for key in _DATES:
         parts = (work.get(key) or {}).get("date-parts") if isinstance(work.get(key), dict) else None
         if parts and isinstance(parts[0], list) and parts[0] and isinstance(parts[0][0], int):

@@ -29,4 +29,4 @@ def import_reference(library: Library, providers: Providers, text: str, collecti
     return summary
 
 
-__all__ = ["AddProblem", "DEFAULT_COLLECTION", "import_reference", "is_reference"]
+__all__ = ["DEFAULT_COLLECTION", "AddProblem", "import_reference", "is_reference"]

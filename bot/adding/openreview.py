@@ -32,7 +32,8 @@ def parse_notes(body: str, forum: str) -> PaperRecord:
     if not notes or not isinstance(notes[0], dict):
         raise NotANote(f"no note {forum}")
     note = notes[0]
-    content = note.get("content") if isinstance(note.get("content"), dict) else {}
+    held = note.get("content")
+    content: dict[str, Any] = held if isinstance(held, dict) else {}
     title = clean_space(str(_value(content, "title") or ""))
     if not title:
         raise NotANote(f"note {forum} has no title")
@@ -49,12 +50,12 @@ def parse_notes(body: str, forum: str) -> PaperRecord:
     )
 
 
-def _value(content: dict, name: str) -> Any:
+def _value(content: dict[str, Any], name: str) -> Any:
     field = content.get(name)
     return field.get("value") if isinstance(field, dict) else field
 
 
-def _year(venue: str, note: dict) -> int | None:
+def _year(venue: str, note: dict[str, Any]) -> int | None:
     found = _YEAR.search(venue)
     if found:
         return int(found.group())

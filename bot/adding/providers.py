@@ -12,18 +12,19 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from bot.adding import citation_meta, crossref, openreview
 from bot.adding.addresses import policy_from_env
-from bot.adding.web import ChatFetcher, ChatFetchPolicy, FetchFailed, link_problem
+from bot.adding.settings import AddSettings
+from bot.adding.web import Answer, ChatFetcher, ChatFetchPolicy, FetchFailed, link_problem
 from bot.corpus import arxiv_atom, identifiers
 from bot.corpus.identifiers import ARXIV, DOI, OPENREVIEW, PAGE
 from bot.corpus.records import CorpusFormatError, PaperRecord
-from bot.adding.settings import AddSettings
 from bot.ops.settings import FeedSettings
 
 log = logging.getLogger(__name__)
 
 Ref = tuple[str, str]  # (scheme, value): ("arxiv", "2106.01345"), ("page", "https://...")
 # One request's worth of a line's fetching: the references it answers, and the work.
-Job = tuple[list[Ref], Callable[[], dict[Ref, "PaperRecord | AddProblem"]]]
+Work = Callable[[], dict[Ref, "PaperRecord | AddProblem"]]
+Job = tuple[list[Ref], Work]
 NAMES = {ARXIV: "arXiv", DOI: "Crossref", OPENREVIEW: "OpenReview"}
 ARXIV_BATCH = 20  # ids per arXiv API request
 
@@ -69,22 +70,22 @@ class Providers:
         jobs: list[Job] = [([(ARXIV, i) for i in batch], self._arxiv_job(batch, deadline)) for batch in batches]
         return jobs + [([ref], self._one_job(ref, deadline)) for ref in refs if ref[0] != ARXIV]
 
-    def _arxiv_job(self, ids: list[str], deadline: float | None):
+    def _arxiv_job(self, ids: list[str], deadline: float | None) -> Work:
         def job() -> dict[Ref, PaperRecord | AddProblem]:
             try:
                 return {(ARXIV, i): outcome for i, outcome in self.arxiv(ids, deadline).items()}
-            except Exception:  # noqa: BLE001 - the line's other links still get their answers
+            except Exception:  # the line's other links still get their answers
                 log.exception("fetching arXiv ids for add failed")
                 return dict.fromkeys([(ARXIV, i) for i in ids], _unreachable("arXiv"))
         return job
 
-    def _one_job(self, ref: Ref, deadline: float | None):
+    def _one_job(self, ref: Ref, deadline: float | None) -> Work:
         def job() -> dict[Ref, PaperRecord | AddProblem]:
             try:
                 return {ref: self.one(ref, deadline)}
             except AddProblem as problem:
                 return {ref: problem}
-            except Exception:  # noqa: BLE001 - the line's other links still get their answers
+            except Exception:  # the line's other links still get their answers
                 log.exception("fetching a %s reference for add failed", ref[0])
                 return {ref: _unreachable(NAMES.get(ref[0], "that page"))}
         return job
@@ -154,7 +155,7 @@ class Providers:
         return record
 
     def _get(self, scheme: str, url: str, accept: str, vet: bool = False, missing: str = "",
-             name: str = "", deadline: float | None = None):
+             name: str = "", deadline: float | None = None) -> Answer:
         name = name or NAMES[scheme]
         try:
             return self.fetcher.get(url, vet=vet, accept=accept, deadline=deadline)

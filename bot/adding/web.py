@@ -11,7 +11,8 @@ charset, then the one their HTML declares, then UTF-8 (w3lib, as Scrapy does).
 
 A link a member pasted is fetched with `vet=True`: every address its host resolves to
 must pass the address policy, the connection goes to that vetted address (HTTPS still
-checks the certificate of the host named), and every redirect is vetted again. The providers' own base URLs are the operator's choice and not vetted.
+checks the certificate of the host named), and every redirect is vetted again. The
+providers' own base URLs are the operator's choice and not vetted.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ import idna
 from w3lib.encoding import html_to_unicode
 
 from bot.adding.addresses import AddressPolicy, public_only
-from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
 from bot.adding.settings import AddSettings
+from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,8 @@ class ChatFetcher:
               deadline: float, url: str) -> bytes:
         """The body, in chunks, each read given only the time left: a server that
         trickles bytes cannot hold a member past the deadline."""
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while True:
             left = _left(deadline, url)
             if connection.sock is not None:  # None once a closing answer took the socket over
@@ -277,7 +279,7 @@ class Cutoffs:
     a fetch that was connecting while the process stopped would otherwise hold the exit
     until its deadline. The thread runs only while there are requests to watch."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._changed = threading.Condition()
         self._watched: dict[int, tuple[float, http.client.HTTPConnection]] = {}
         self._thread: threading.Thread | None = None
@@ -341,10 +343,12 @@ def _cut(connection: http.client.HTTPConnection) -> None:
 
 def _resolve(host: str, port: int) -> list[str]:
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(info[4][0] for info in infos))
+    hosts = (info[4][0] for info in infos)  # (host, port, ...); an int only in other families
+    return list(dict.fromkeys(h for h in hosts if isinstance(h, str)))
 
 
-def _connection(scheme: str, host: str, port: int, address: str | None, timeout: float):
+def _connection(scheme: str, host: str, port: int, address: str | None,
+                timeout: float) -> http.client.HTTPConnection:
     if scheme == "https":
         return _HTTPS(host, port, address=address, timeout=timeout, context=ssl.create_default_context())
     return _HTTP(host, port, address=address, timeout=timeout)
@@ -366,7 +370,8 @@ class _HTTPS(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int, address: str | None, timeout: float, context: ssl.SSLContext):
         super().__init__(host, port, timeout=timeout, context=context)
         self.address = address
+        self.tls = context  # (HTTPSConnection keeps it as _context, which it does not declare)
 
     def connect(self) -> None:
         sock = socket.create_connection((self.address or self.host, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)  # SNI and cert: the host
+        self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)  # SNI and cert: the host

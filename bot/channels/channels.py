@@ -15,6 +15,7 @@ from bot.channels.schedule import WEEKDAYS, Schedule, parse_time
 from bot.corpus.records import COLLECTION_MAX
 from bot.messages import ChannelRef
 from store import Database
+from store.database import dml_result
 from store.models import Channel, utcnow
 
 # Asked before every command (bot.core): built once, as constructing it cost about what
@@ -125,7 +126,7 @@ class Channels:
                 )
                 session.add(row)
         except IntegrityError:  # another process created it a moment ago
-            row = session.scalar(query)
+            row = session.scalars(query).one()
         return row
 
     def by_ids(self, channel_ids: list[int]) -> dict[int, ChannelSettings]:
@@ -143,11 +144,11 @@ class Channels:
         """Switch off every channel of a workspace the bot has left (a Slack app
         uninstalled, its token revoked), each with `notice` for its next command; how many."""
         with self.db.session() as session:
-            return session.execute(
+            return dml_result(session.execute(
                 update(Channel)
                 .where(Channel.platform == platform, Channel.workspace == workspace)
                 .values(enabled=False, pause_notice=notice, updated_at=utcnow())
-            ).rowcount
+            )).rowcount
 
 
 def added_collection(channel: ChannelRef) -> str:

@@ -4,13 +4,14 @@ over what the channel has seen (GET ?q=)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from bot.memory.chart import votes_chart
-from bot.messages import counted
 from bot.memory.record import ChannelRecord, Entry, MeetingEntry, matches
+from bot.messages import counted
 from bot.search.tokens import Tokenizer
 
 QUERY_CHARS = 200
@@ -29,7 +30,8 @@ class ArchivePage:
         self.templates.filters["counted"] = counted  # "1 meeting", "2 meetings"
 
     def render(self, record: ChannelRecord, name: str, query: str, token: str, nonce: str,
-               now: datetime, upcoming: list[MeetingEntry] = (), sections: list[tuple[str, list[str]]] = ()) -> str:
+               now: datetime, upcoming: Sequence[MeetingEntry] = (),
+               sections: Sequence[tuple[str, list[str]]] = ()) -> str:
         """The page; `token` names its downloads (TOKEN.bib, .ris, .json), relative links.
         Meetings to come (`upcoming`, from the plan) are listed apart from those held;
         `sections`: what features add (the follows)."""
@@ -38,7 +40,8 @@ class ArchivePage:
         past = [m for m in record.meetings if m.starts_at <= now]
         return self.templates.get_template("archive.html").render(
             record=record, name=name, query=query, results=results, problem=problem, token=token,
-            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, upcoming=list(upcoming), past=past, sections=sections,
+            nonce=nonce, chart=votes_chart(record.weekly_votes), now=now, upcoming=list(upcoming), past=past,
+            sections=sections,
         )
 
     def search(self, record: ChannelRecord, query: str) -> tuple[list[Entry], str]:

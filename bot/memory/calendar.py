@@ -14,19 +14,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
+from typing import NotRequired, TypedDict
 from zoneinfo import ZoneInfo
 
 from icalendar import Calendar, Event, vDuration
 from sqlalchemy import select
 
-from bot.corpus.library import Library
 from bot.cards.cards import paper_link
-from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
-from bot.services.meetings import DEFAULT_LENGTH, Meetings, Plan
+from bot.channels.channels import ChannelSettings
+from bot.corpus.library import Library
 from bot.memory.record import discussion_url
-from store.database import as_utc
+from bot.services.meetings import DEFAULT_LENGTH, Meetings, Plan
 from bot.services.models import Meeting, Post
+from store.database import as_utc
+from store.models import Paper
 
 BACK = timedelta(days=92)  # three months
 AHEAD = timedelta(weeks=12)
@@ -34,6 +36,14 @@ PRODUCT = "-//paperclub//meetings//EN"
 # VTIMEZONE rules are written for the years the feed can show, not from 1970 on.
 RULE_YEARS = 2
 REFRESH = timedelta(hours=1)  # how often a subscribed app should re-read the feed
+
+
+class Where(TypedDict):
+    """How long a meeting lasts and where it is: a Slot's last fields, by name."""
+
+    length: timedelta
+    place: NotRequired[str | None]
+    link: NotRequired[str | None]
 
 
 @dataclass(frozen=True)
@@ -68,7 +78,7 @@ class CalendarFeed:
         slots: dict[date, Slot] = {}
         for row in rows:  # held (or about to be): as recorded
             start = as_utc(row.starts_at).astimezone(timezone.utc)
-            held = where if row.length_minutes is None else {  # kept when the plan changed after it
+            held: Where = where if row.length_minutes is None else {  # kept when the plan changed after it
                 "length": timedelta(minutes=row.length_minutes), "place": row.place, "link": row.link}
             slots[row.local_date] = Slot(row.local_date, start, zone, row.paper_id, row.presenter, **held)
         if plan is not None and plan.enabled:
@@ -77,9 +87,9 @@ class CalendarFeed:
                 start = plan.start(day)
                 if start + where["length"] <= now:
                     continue  # the past comes from the rows
-                held = slots.get(day)
-                slots[day] = Slot(day, start, plan.zone, held.paper_id if held else None,
-                                  held.presenter if held else None, **where)
+                recorded = slots.get(day)
+                slots[day] = Slot(day, start, plan.zone, recorded.paper_id if recorded else None,
+                                  recorded.presenter if recorded else None, **where)
             # a moved meeting: a row on a date the plan no longer meets on, still to come
             for day in [d for d, s in slots.items() if s.start > now and d not in planned]:
                 del slots[day]
@@ -103,14 +113,17 @@ class CalendarFeed:
         calendar.add("x-wr-calname", name)
         # Re-read hourly: RFC 7986's REFRESH-INTERVAL, and the X- name Outlook and Apple read.
         calendar.add("refresh-interval", REFRESH, parameters={"VALUE": "DURATION"})
-        calendar.add("x-published-ttl", vDuration(REFRESH).to_ical().decode())  # an X- name: typed by hand
+        # An X- name: typed by hand. (icalendar 7.3 leaves vDuration.to_ical unannotated.)
+        calendar.add("x-published-ttl", vDuration(REFRESH).to_ical().decode())  # type: ignore[no-untyped-call]
         for slot in slots:
             paper = papers.get(slot.paper_id) if slot.paper_id else None
-            calendar.add_component(_event(channel, slot, paper, threads.get(slot.paper_id), now))
+            thread = threads.get(slot.paper_id) if slot.paper_id is not None else None
+            calendar.add_component(_event(channel, slot, paper, thread, now))
         first = (now - BACK).date()
         calendar.add_missing_timezones(first_date=first.replace(month=1, day=1),
                                        last_date=date(first.year + RULE_YEARS + 1, 1, 1))
-        return calendar.to_ical()
+        feed: bytes = calendar.to_ical()  # (icalendar leaves its return type out)
+        return feed
 
     def _threads(self, channel_id: int, paper_ids: list[int]) -> dict[int, str]:
         with self.meetings.db.session() as session:
@@ -119,7 +132,7 @@ class CalendarFeed:
         return {pid: ref for pid, ref in rows if ref}
 
 
-def _where(plan: Plan | None) -> dict:
+def _where(plan: Plan | None) -> Where:
     """The plan's length, place and call link, as every slot of the feed carries them."""
     if plan is None:
         return {"length": timedelta(minutes=DEFAULT_LENGTH)}
@@ -133,7 +146,7 @@ def _plan_dates(plan: Plan, now: datetime) -> list[date]:
     return [d for d in days if d - today <= AHEAD]
 
 
-def _event(channel: ChannelSettings, slot: Slot, paper, thread_ref: str | None, now: datetime) -> Event:
+def _event(channel: ChannelSettings, slot: Slot, paper: Paper | None, thread_ref: str | None, now: datetime) -> Event:
     event = Event()
     event.add("uid", f"paperclub-{channel.ref.platform}-{channel.id}-{slot.day:%Y%m%d}@paperclub")
     event.add("dtstamp", now.astimezone(timezone.utc))

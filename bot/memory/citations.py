@@ -37,13 +37,13 @@ def ris_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Iterator
         yield rispy.dumps([_ris_record(entry, channel) for entry in batch])
 
 
-def _ris_record(entry: Entry, channel: ChannelRef | None) -> dict:
+def _ris_record(entry: Entry, channel: ChannelRef | None) -> dict[str, str | list[str]]:
     paper = entry.paper
     kind = publication_kind(paper)
     ids = paper.ids()
     notes = [note for note in (posted_note(entry, channel), _arxiv_note(ids.get("arxiv"))) if note]
     notes += [f"@{n.user}, {n.day:%Y-%m-%d}: {n.text}" for n in entry.notes]
-    record = {
+    record: dict[str, str | list[str]] = {
         "type_of_reference": RIS_TYPES[kind],
         "title": _line(entry.title),
         "authors": [_text(a) for a in paper.authors],
@@ -87,12 +87,12 @@ def batches(entries: Iterable[Entry], size: int = CHUNK) -> Iterator[list[Entry]
         yield batch
 
 
-def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict:
+def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict[str, object]:
     paper = entry.paper
     kind = publication_kind(paper)
     ids = paper.ids()
     arxiv = ids.get("arxiv", "")
-    item: dict = {
+    item: dict[str, object] = {
         "id": f"paperclub-{paper.id}",
         "type": CSL_TYPES[kind],
         "title": _line(entry.title),
@@ -109,7 +109,7 @@ def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict:
     return {key: value for key, value in item.items() if value}
 
 
-def _csl_name(author: str) -> dict:
+def _csl_name(author: str) -> dict[str, str]:
     """"Alan M. Turing" -> family Turing, given Alan M. (BibTeX's name rules, so
     "Ludwig van Beethoven" and "Turing, Alan" split as a reference manager expects);
     a single word is a literal name."""

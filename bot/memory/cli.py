@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from contextlib import nullcontext
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, TextIO
 
 from bot.messages import counted
 
 if TYPE_CHECKING:
     from bot.corpus.library import Library
+    from bot.memory.record import Entry
+    from bot.messages import ChannelRef
 
 # bot.memory.export.FORMATS, spelled here so `paperclub --help` imports no exporter
 # (tests/memory/test_citation_exports.py checks the two agree).
@@ -67,8 +70,8 @@ def _export_collection(library: Library, args: argparse.Namespace, fmt: str) -> 
 def _export_channel(library: Library, args: argparse.Namespace, fmt: str) -> int:
     """What one channel read, with its notes."""
     from bot.memory.record import Recorder
-    from bot.services.votes import Votes
     from bot.messages import ChannelRef
+    from bot.services.votes import Votes
 
     recorder = Recorder(library.db, library, Votes(library.db))
     ref = ChannelRef(*args.channel)
@@ -82,14 +85,14 @@ def _export_channel(library: Library, args: argparse.Namespace, fmt: str) -> int
     return 0
 
 
-def _write(entries, channel, fmt: str, output: str | None) -> int:
+def _write(entries: Iterable[Entry], channel: ChannelRef | None, fmt: str, output: str | None) -> int:
     from bot.memory.export import write
 
     with _output(output) as out:
         return write(entries, channel, fmt, out)
 
 
-def _output(output: str | None):
+def _output(output: str | None) -> AbstractContextManager[TextIO]:
     if output in (None, "-"):
         return nullcontext(sys.stdout)
     return open(output, "w", encoding="utf-8")
@@ -112,7 +115,7 @@ def _channel_key(text: str) -> tuple[str, str, str]:
     return parts[0], parts[1], parts[2]
 
 
-def add_commands(sub: argparse._SubParsersAction) -> None:
+def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("export", help="write papers for a reference manager (BibTeX, RIS, CSL-JSON) or as JSON "
                                       "Lines: every paper, one collection, or what one channel read")
     p.add_argument("-o", "--output", help="file to write (default: stdout)")

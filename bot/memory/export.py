@@ -10,7 +10,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from typing import IO
+from typing import IO, Any
 
 import bibtexparser
 from bibtexparser.library import Library as BibLibrary
@@ -23,6 +23,7 @@ from bot.memory.citations import batches, csl_json_chunks, ris_chunks
 from bot.memory.kinds import ARXIV_CATEGORY, publication_kind
 from bot.memory.record import Entry, posted_note
 from bot.messages import ChannelRef
+from store.models import Paper
 
 FORMATS = ("bibtex", "ris", "csljson", "jsonl")
 BIBTEX_TYPES = {"conference": ("inproceedings", "booktitle"), "journal": ("article", "journal"),
@@ -33,8 +34,8 @@ _LATEX_SPECIAL = re.compile(r"([&%$#_])")
 
 def write(entries: Iterable[Entry], channel: ChannelRef | None, fmt: str, out: IO[str]) -> int:
     """Write the entries in `fmt` (one of FORMATS), a chunk at a time (a whole library
-    is written without holding it); how many were written. `channel` is the channel they were read in, or None for a collection or the
-    library."""
+    is written without holding it); how many were written. `channel` is the channel they
+    were read in, or None for a collection or the library."""
     counted = _Counted(entries)
     writer = {"bibtex": bibtex_chunks, "ris": ris_chunks, "csljson": csl_json_chunks}.get(fmt, _jsonl_chunks)
     for text in writer(counted, channel):
@@ -48,7 +49,7 @@ class _Counted:
     def __init__(self, entries: Iterable[Entry]):
         self.entries, self.count = entries, 0
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Entry]:
         for entry in self.entries:
             self.count += 1
             yield entry
@@ -59,7 +60,7 @@ def _jsonl_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Itera
         yield json.dumps(jsonl_record(entry, channel), ensure_ascii=False) + "\n"
 
 
-def jsonl_record(entry: Entry, channel: ChannelRef | None) -> dict:
+def jsonl_record(entry: Entry, channel: ChannelRef | None) -> dict[str, Any]:
     record = export_record(entry.paper)
     if channel is None:
         return record
@@ -87,7 +88,7 @@ def bibtex_chunks(entries: Iterable[Entry], channel: ChannelRef | None) -> Itera
         yield ("\n" if n else "") + bibtexparser.write_string(library)
 
 
-def entry_type(paper) -> tuple[str, str | None]:
+def entry_type(paper: Paper) -> tuple[str, str | None]:
     """The BibTeX entry type for the paper and the field its venue goes in: a conference
     paper is @inproceedings with booktitle, a journal's @article with journal, and a paper
     with no venue (a preprint: eprint and archivePrefix say where) @misc."""

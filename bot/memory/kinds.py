@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from store.models import Paper
+
 # A venue that names a conference (or its proceedings, a workshop, a symposium): the paper
 # is a conference paper; one that names arXiv is no venue at all; any other is a journal.
 _CONFERENCE = re.compile(
@@ -20,7 +22,7 @@ _PREPRINT_VENUE = re.compile(r"^\s*(arxiv|corr)\b", re.I)
 ARXIV_CATEGORY = re.compile(r"^[a-z]+(-[a-z]+)?\.[A-Za-z]+(-[a-z]+)?$")
 
 
-def publication_kind(paper) -> str:
+def publication_kind(paper: Paper) -> str:
     """"conference" (its venue names one, or it has a track or presentation such as
     "Poster"), "journal" (any other venue) or "preprint" (no venue, or arXiv/CoRR)."""
     venue = (paper.venue or "").strip()

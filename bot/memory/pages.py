@@ -12,15 +12,18 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.channels.channels import Channels, ChannelSettings
+from bot.corpus.library import Library
 from bot.feature import NOT_FOUND, Features, Page
 from bot.memory.archive import ArchivePage
 from bot.memory.calendar import CalendarFeed
-from bot.memory.export import bibtex
 from bot.memory.citations import csl_json, ris
-from bot.services.links import ChannelLinks
+from bot.memory.export import bibtex
 from bot.memory.record import MeetingEntry, Recorder, entry_of
-from bot.services.meetings import length_text
 from bot.messages import ChannelRef
+from bot.search.tokens import Tokenizer
+from bot.services.links import ChannelLinks
+from bot.services.meetings import Meetings, length_text
+from bot.services.votes import Votes
 
 UPCOMING_SHOWN = 4  # the archive's next meetings; the calendar feed has twelve weeks
 _CALENDAR = re.compile(r"/calendar/([^/]+)\.ics")
@@ -65,7 +68,7 @@ class Pages:
             return self._download(token, suffix) if suffix else self._archive(token, query.get("q", ""))
         return NOT_FOUND
 
-    def _channel(self, kind: str, token: str):
+    def _channel(self, kind: str, token: str) -> ChannelSettings | None:
         channel_id = self.links.channel_of(kind, token)
         return self.channels.by_ids([channel_id]).get(channel_id) if channel_id is not None else None
 
@@ -88,7 +91,7 @@ class Pages:
                                    self.sections(channel))
         return _page("text/html; charset=utf-8", html.encode(), PAGE_POLICY.format(nonce=nonce))
 
-    def _upcoming(self, channel, now: datetime) -> list[MeetingEntry]:
+    def _upcoming(self, channel: ChannelSettings, now: datetime) -> list[MeetingEntry]:
         """The next meetings as the calendar feed has them (the plan as it is now, skips
         left out), with their paper once one is assigned."""
         slots = [s for s in self.feed.slots(channel.id, now) if s.start > now][:UPCOMING_SHOWN]
@@ -123,10 +126,11 @@ def _page(content_type: str, body: bytes, policy: str, extra: list[tuple[str, st
     return Page(200, headers, body)
 
 
-def build_pages(library, channels: Channels, meetings, votes, tokenizer, clock: Callable[[], datetime],
-                features: Features | None = None) -> Pages:
+def build_pages(library: Library, channels: Channels, meetings: Meetings, votes: Votes, tokenizer: Tokenizer,
+                clock: Callable[[], datetime], features: Features | None = None) -> Pages:
     """The pages over the services a process already has (bot.app.Services); the archive
     shows the sections `features` add (Feature.archive_sections)."""
     db = meetings.db
+    sections: Sections = features.archive_sections if features is not None else lambda _channel: []
     return Pages(ChannelLinks(db), channels, Recorder(db, library, votes), CalendarFeed(meetings, library),
-                 ArchivePage(tokenizer), clock, features.archive_sections if features is not None else lambda _channel: [])
+                 ArchivePage(tokenizer), clock, sections)

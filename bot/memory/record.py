@@ -6,21 +6,19 @@ ever read here."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
-from bot.corpus.library import Library
 from bot.cards.cards import authors_display, paper_link, venue_line
-from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
+from bot.channels.channels import ChannelSettings
+from bot.corpus.library import Library
 from bot.messages import ChannelRef
 from bot.search.tokens import Tokenizer
-from bot.services.votes import Tally, Votes
-from store import Database
-from store.database import as_utc
-from store.models import Channel, Paper
 from bot.services.models import (
     Digest,
     Meeting,
@@ -32,6 +30,10 @@ from bot.services.models import (
     PostVote,
     QueueItem,
 )
+from bot.services.votes import Tally, Votes
+from store import Database
+from store.database import as_utc
+from store.models import Channel, Paper
 
 POSTS_SHOWN = 1000  # a page, not a dump: the export has everything
 POLLS_SHOWN = 100
@@ -250,7 +252,7 @@ def _preview(text: str) -> str:
     return text[:PREVIEW_CHARS].rsplit(" ", 1)[0] + " …"
 
 
-def _polls(session, channel_id: int) -> list[tuple[Poll, list[PollOption], Counter]]:
+def _polls(session: Session, channel_id: int) -> list[tuple[Poll, list[PollOption], Counter[int]]]:
     polls = list(session.scalars(select(Poll).where(Poll.channel_id == channel_id)
                                  .order_by(Poll.created_at.desc(), Poll.id.desc()).limit(POLLS_SHOWN)))
     out = []
@@ -265,7 +267,7 @@ def _polls(session, channel_id: int) -> list[tuple[Poll, list[PollOption], Count
     return out
 
 
-def _poll_entry(poll: Poll, options: list[PollOption], counts: Counter, papers: dict[int, Paper]) -> PollEntry:
+def _poll_entry(poll: Poll, options: list[PollOption], counts: Counter[int], papers: dict[int, Paper]) -> PollEntry:
     shown = [(o.position, readable(papers[o.paper_id].title) if o.paper_id in papers else "(paper removed)",
               counts.get(o.position, 0), o.paper_id == poll.winner_paper_id and poll.state == "closed",
               paper_link(papers[o.paper_id]) if o.paper_id in papers else None)
@@ -281,7 +283,7 @@ def _short(title: str, words: int = 6) -> str:
     return title if len(cut) <= words else " ".join(cut[:words]) + " …"
 
 
-def _weekly(votes) -> list[tuple[date, int, int]]:
+def _weekly(votes: Sequence[tuple[datetime, str]]) -> list[tuple[date, int, int]]:
     """Up and down votes per week (weeks start on Monday, UTC), oldest first, with the
     weeks without votes in between, so the picture's x axis is time."""
     if not votes:
@@ -294,7 +296,11 @@ def _weekly(votes) -> list[tuple[date, int, int]]:
         counts[0 if value == "up" else 1] += 1
     first, last = min(weeks), max(weeks)
     span = [first + timedelta(weeks=n) for n in range((last - first).days // 7 + 1)]
-    return [(w, *weeks.get(w, [0, 0])) for w in span]
+    rows: list[tuple[date, int, int]] = []
+    for week in span:
+        up, down = weeks.get(week, [0, 0])
+        rows.append((week, up, down))
+    return rows
 
 
 def matches(entry: Entry, query_terms: set[str], tokenizer: Tokenizer) -> bool:

@@ -19,10 +19,10 @@ import re
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, Self, get_args
 from urllib.parse import urlsplit
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, JsonValue, SecretStr, ValidationError, field_validator
 from pydantic_core import PydanticUndefined
 from pydantic_settings import (
     BaseSettings,
@@ -126,7 +126,7 @@ class EnvSettings(BaseSettings):
         return MappingEnvSource(cls, env)()
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None):
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Self:
         try:
             return cls(**cls.values_from(env))
         except ValidationError as error:
@@ -160,7 +160,7 @@ def setting(default: Any, variable: str | AliasChoices, group: str, unset: str |
     """A field read from `variable`. `config check` lists it under `group` with what leaving
     it unset means (`unset`; else the default itself; "": nothing): declaring the field is
     all it takes for a new setting to be read, checked at start-up and shown."""
-    extra = {"group": group, "unset": unset}
+    extra: dict[str, JsonValue] = {"group": group, "unset": unset}
     return Field(default, validation_alias=variable, json_schema_extra=extra, **field)
 
 
@@ -169,7 +169,8 @@ def declared(settings_cls: type[EnvSettings]) -> list[tuple[str, str, str | None
     rows = []
     for name, field in settings_cls.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        unset = extra.get("unset")
+        given = extra.get("unset")  # setting() wrote a str or None
+        unset = given if isinstance(given, str) else None
         if unset is None and field.default not in (None, PydanticUndefined):
             unset = str(field.default)
         group = str(extra.get("group") or "Other settings")
@@ -217,7 +218,8 @@ def config_error(
     return ConfigError("\n".join(error_lines(error, settings_cls, given)))
 
 
-def _variable_name(loc: tuple, settings_cls: type[EnvSettings] | None, given: Mapping) -> str:
+def _variable_name(loc: tuple[int | str, ...], settings_cls: type[EnvSettings] | None,
+                   given: Mapping[str, object]) -> str:
     if not loc:
         return ""
     name = str(loc[0])
@@ -254,7 +256,7 @@ def database_url(raw: str) -> str:
     shown = mask_url(raw)
     try:
         parsed = make_url(url)
-    except Exception:
+    except Exception:  # noqa: BLE001 - whatever make_url raises (ArgumentError, ValueError...), it is no URL
         raise ValueError(f"{shown!r} is not a database URL: use {DATABASE_EXAMPLES}") from None
     # Read from the text, not get_driver_name(): that loads the dialect, and an unknown one
     # (nosuchdb://) would raise instead of being named.
@@ -403,7 +405,7 @@ class CoreSettings(EnvSettings):
 
     @property
     def log_level_number(self) -> int:
-        return logging.getLevelName(self.log_level)
+        return logging.getLevelNamesMapping()[self.log_level]
 
     @field_validator("database_url", mode="before")
     @classmethod

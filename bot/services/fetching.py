@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Hashable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -80,12 +80,12 @@ class FetchPool:
             self._changed.notify_all()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def _finished(self, _future: Future) -> None:
+    def _finished(self, _future: Future[Any]) -> None:
         with self._changed:
             self._changed.notify_all()
 
 
-def _result(future: Future):
+def _result(future: Future[T]) -> T | None:
     if future.done() and not future.cancelled():
         return future.result()
     future.cancel()  # still queued: it never starts

@@ -25,6 +25,7 @@ from bot.messages import Incoming, Reply
 from bot.services.models import ChannelLink
 from bot.services.routes import ARCHIVE_PREFIX, CALENDAR_PREFIX
 from store import Database
+from store.database import dml_result
 
 KINDS = ("calendar", "archive")
 SET_PUBLIC_URL = (
@@ -59,8 +60,8 @@ class ChannelLinks:
     def revoke(self, channel_id: int, kind: str) -> int:
         """Every member's `kind` link to the channel stops working; how many there were."""
         with self.db.session() as session:
-            return session.execute(delete(ChannelLink).where(
-                ChannelLink.channel_id == channel_id, ChannelLink.kind == kind)).rowcount
+            return dml_result(session.execute(delete(ChannelLink).where(
+                ChannelLink.channel_id == channel_id, ChannelLink.kind == kind))).rowcount
 
     def made_at(self, channel_id: int, kind: str, user_id: str) -> datetime | None:
         """When `user_id`'s current `kind` link to the channel was made, or None."""
@@ -76,9 +77,12 @@ class ChannelLinks:
         with self.db.session() as session:
             row = session.execute(select(ChannelLink.token_hash, ChannelLink.channel_id).where(
                 ChannelLink.token_hash == wanted, ChannelLink.kind == kind)).first()
-        if row is None or not hmac.compare_digest(row.token_hash, wanted):
+        if row is None:
             return None
-        return row.channel_id
+        token_hash, channel_id = row
+        if not hmac.compare_digest(token_hash, wanted):
+            return None
+        return channel_id
 
 
 class PrivateLinks:

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy.orm import Session
 
 from bot.channels.schedule import WEEKDAYS
 from bot.messages import counted
-from store import Database
-from store.database import as_utc, upsert_insert
 from bot.services.models import (
     Meeting,
     MeetingPlan,
@@ -28,6 +27,8 @@ from bot.services.models import (
     Presenter,
     QueueItem,
 )
+from store import Database
+from store.database import as_utc, upsert_insert
 
 DAY_BEFORE = timedelta(hours=24)
 HOUR_BEFORE = timedelta(hours=1)
@@ -171,8 +172,11 @@ class Meetings:
                                       Meeting.presenter.is_(None))
                 .values(presenter=user)
             )
-            return session.scalar(select(Meeting.presenter).where(Meeting.channel_id == channel_id,
-                                                                  Meeting.local_date == day))
+            presenter = session.scalar(select(Meeting.presenter).where(Meeting.channel_id == channel_id,
+                                                                       Meeting.local_date == day))
+        if presenter is None:  # the INSERT and UPDATE above gave the meeting one
+            raise RuntimeError(f"the meeting of channel {channel_id} on {day} has no presenter")
+        return presenter
 
     def presenting(self, channel_id: int, now: datetime) -> dict[str, date]:
         """Per member: the first meeting to come they are down to present."""
@@ -182,7 +186,8 @@ class Meetings:
                 .where(Meeting.channel_id == channel_id, Meeting.presenter.is_not(None), Meeting.starts_at > now)
                 .order_by(Meeting.starts_at.desc())
             ).all()
-        return {user: day for user, day in rows}  # the earliest wins: it comes last
+        # The earliest wins: it comes last. (The query left out meetings without a presenter.)
+        return {user: day for user, day in rows if user is not None}
 
     def next_presentation(self, channel_id: int, user: str, now: datetime) -> Meeting | None:
         """The first meeting to come that `user` presents."""
@@ -273,7 +278,7 @@ class Meetings:
             ).scalar()
             if meeting_id is None:
                 return None
-            meeting = session.get(Meeting, meeting_id)
+            meeting = session.get_one(Meeting, meeting_id)
             if meeting.paper_id is None:
                 self._assign(session, meeting, now)
             return Reminder(channel_id, meeting.id, kind, day, start, meeting.paper_id, meeting.presenter)
@@ -284,7 +289,7 @@ class Meetings:
         with self.db.session() as session:
             session.execute(update(Meeting).where(Meeting.id == reminder.meeting_id).values({column: None}))
 
-    def _assign(self, session, meeting: Meeting, now: datetime) -> None:
+    def _assign(self, session: Session, meeting: Meeting, now: datetime) -> None:
         """The head of the reading queue (not already given to another meeting), and the
         presenter the rota names."""
         taken = select(Meeting.paper_id).where(
@@ -301,17 +306,18 @@ class Meetings:
         if meeting.paper_id is not None and meeting.presenter is None:
             meeting.presenter = self._next_presenter(session, meeting)
 
-    def _next_presenter(self, session, meeting: Meeting) -> str | None:
+    def _next_presenter(self, session: Session, meeting: Meeting) -> str | None:
         rota = list(session.scalars(
             select(Presenter).where(Presenter.channel_id == meeting.channel_id, Presenter.active.is_(True))
             .order_by(Presenter.added_at, Presenter.id)
         ))
         if not rota:
             return None
-        volunteers = sorted((p for p in rota if p.volunteered_at), key=lambda p: as_utc(p.volunteered_at))
-        if volunteers:
-            volunteers[0].volunteered_at = None
-            return volunteers[0].user_id
+        volunteered = [(as_utc(p.volunteered_at), p) for p in rota if p.volunteered_at is not None]
+        if volunteered:
+            _, first = min(volunteered, key=lambda pair: pair[0])  # the first of equals
+            first.volunteered_at = None
+            return first.user_id
         history = _presented(session, meeting.channel_id, Meeting.id != meeting.id)
         previous = max(history, key=lambda user: history[user][1], default=None)
         candidates = [p for p in rota if p.user_id != previous] or rota
@@ -383,13 +389,14 @@ def _plan_of(row: MeetingPlan) -> Plan:
                 row.length_minutes or DEFAULT_LENGTH, row.place, row.link)
 
 
-def _presented(session, channel_id: int, condition) -> dict[str, tuple[int, datetime]]:
+def _presented(session: Session, channel_id: int, condition: ColumnElement[bool]) -> dict[str, tuple[int, datetime]]:
     """Per member: (meetings presented, start of the latest) among those matching."""
     rows = session.execute(
         select(Meeting.presenter, func.count(), func.max(Meeting.starts_at))
         .where(Meeting.channel_id == channel_id, Meeting.presenter.is_not(None), condition)
         .group_by(Meeting.presenter)
     ).all()
-    return {user: (count, as_utc(last)) for user, count, last in rows}
+    # (The query left out meetings without a presenter.)
+    return {user: (count, as_utc(last)) for user, count, last in rows if user is not None}
 
 

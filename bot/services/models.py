@@ -262,7 +262,8 @@ class Addition(Base):
     user_name: Mapped[str] = mapped_column(String(200), default="", server_default="")
     asked: Mapped[str] = mapped_column(String(2000))
     paper_id: Mapped[int | None] = mapped_column(ForeignKey("papers.id", ondelete="SET NULL"))
-    outcome: Mapped[str] = mapped_column(String(20))  # added | existed | not_found | unreachable | timed_out | busy | refused | unreadable | stopped
+    # added | existed | not_found | unreachable | timed_out | busy | refused | unreadable | stopped
+    outcome: Mapped[str] = mapped_column(String(20))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 

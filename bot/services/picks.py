@@ -39,6 +39,10 @@ class Feedback:
         return bool(self.liked or self.disliked)
 
 
+# A tick's BM25 rankings, shared by its channels with the same query and collections:
+# (query terms, collections) -> (the depth asked for, the hits, best first).
+Rankings = dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[int, list[Hit]]]
+
 # Per channel id, what its votes say: the votes feature answers this (Votes.feedback).
 FeedbackSource = Callable[[list[int]], dict[int, Feedback]]
 
@@ -80,7 +84,7 @@ class Picker:
         channel: ChannelSettings,
         excluded: set[int],
         recent_titles: list[str],
-        rankings: dict | None = None,
+        rankings: Rankings | None = None,
         feedback: Feedback = Feedback(),
     ) -> Pick | None:
         """The best paper for `channel` that is not in `excluded`, or None if none is left.
@@ -122,7 +126,8 @@ class Picker:
         matched = tuple(t for t in dict.fromkeys(topics) if engine.scores([t], [best.paper_id]).get(best.paper_id))
         return Pick(best.paper_id, matched, scores[best.paper_id], toured=False, reason=best.reason)
 
-    def _ranked(self, engine, channel, query, excluded, recent_titles, rankings, penalty_terms):
+    def _ranked(self, engine: Engine, channel: ChannelSettings, query: list[str], excluded: set[int],
+                recent_titles: list[str], rankings: Rankings | None, penalty_terms: list[str]) -> Pick | None:
         hits = self._candidates(engine, channel, query, excluded, rankings)
         if not hits:
             return None
@@ -138,7 +143,8 @@ class Picker:
         best = max(hits, key=value)
         return Pick(best.paper_id, best.matched, best.score, toured=False)
 
-    def _candidates(self, engine, channel, query, excluded, rankings) -> list[Hit]:
+    def _candidates(self, engine: Engine, channel: ChannelSettings, query: list[str], excluded: set[int],
+                    rankings: Rankings | None) -> list[Hit]:
         if rankings is None:  # one channel's pick: the engine leaves its papers out
             return engine.rank(query, POOL, channel.collections, excluded)
         # A ranking shared by a tick's channels cannot leave out one channel's papers:
@@ -153,7 +159,8 @@ class Picker:
             cached = rankings[key] = (depth, engine.rank(query, depth, channel.collections))
         return [h for h in cached[1] if h.paper_id not in excluded][:POOL]
 
-    def _tour(self, engine, channel, excluded, recent_titles, penalty_terms) -> Pick | None:
+    def _tour(self, engine: Engine, channel: ChannelSettings, excluded: set[int], recent_titles: list[str],
+              penalty_terms: list[str]) -> Pick | None:
         """Nothing to steer by: a varied walk through the corpus instead of file order.
 
         A sample of unposted papers, drawn with a seed fixed by the channel and its

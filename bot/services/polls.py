@@ -7,6 +7,7 @@ cross: the vote is either in the counted result or refused.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -14,9 +15,9 @@ from sqlalchemy import and_, func, literal, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from store import Database
-from store.database import as_utc, upsert_insert
 from bot.services.models import Nomination, Poll, PollOption, PollVote, QueueItem
+from store import Database
+from store.database import as_utc, dml_result, upsert_insert
 
 
 class PollRefused(ValueError):
@@ -105,7 +106,7 @@ class Polls:
                 select(PollVote.position, func.count()).where(PollVote.poll_id == poll_id)
                 .group_by(PollVote.position)
             ).all()
-        return {position: count for position, count in rows}
+        return dict(rows)
 
     def get(self, poll_id: int) -> PollView | None:
         with self.db.session() as session:
@@ -159,9 +160,9 @@ class Polls:
         Returns None if the poll was not open (someone else closed it).
         """
         with self.db.session() as session:
-            claimed = session.execute(
+            claimed = dml_result(session.execute(
                 update(Poll).where(Poll.id == poll_id, Poll.state == "open").values(state="closed", closed_at=now)
-            ).rowcount
+            )).rowcount
             if not claimed:
                 return None
             counts = dict(session.execute(
@@ -174,7 +175,7 @@ class Polls:
             ).all()
             result = {str(o.position): counts.get(o.position, 0) for o in options}
             winner = _winner(options, counts)
-            poll = session.get(Poll, poll_id)
+            poll = session.get_one(Poll, poll_id)  # the UPDATE above found it
             poll.result = result
             poll.winner_paper_id = winner.paper_id if winner else None
             if winner is not None:
@@ -225,16 +226,16 @@ class Polls:
         """Move a queued paper to done (keeping who presented it) or removed; False if it
         is not in the queue."""
         with self.db.session() as session:
-            changed = session.execute(
+            changed = dml_result(session.execute(
                 update(QueueItem)
                 .where(QueueItem.channel_id == channel_id, QueueItem.paper_id == paper_id,
                        QueueItem.state == "queued")
                 .values(state=state, done_at=now, presented_by=presented_by)
-            ).rowcount
+            )).rowcount
         return bool(changed)
 
 
-def _winner(options: list[PollOption], counts: dict[int, int]) -> PollOption | None:
+def _winner(options: Sequence[PollOption], counts: dict[int, int]) -> PollOption | None:
     """Most votes; a tie goes to the earliest nomination, then to relevance (the order
     the bot proposed). No votes at all: no winner."""
     if not any(counts.values()):
@@ -271,12 +272,12 @@ def _conditional_vote(session: Session, poll_id: int, user_id: str, position: in
     statement = upsert_insert(session, PollVote).from_select(
         ["poll_id", "user_id", "position", "created_at", "updated_at"], source
     )
-    statement = statement.on_conflict_do_update(
+    upsert = statement.on_conflict_do_update(
         index_elements=["poll_id", "user_id"],
         set_={"position": statement.excluded.position, "updated_at": statement.excluded.updated_at},
     ).returning(PollVote.id)
     # RETURNING, not rowcount: drivers report -1 for INSERT ... SELECT.
-    return session.execute(statement).first() is not None
+    return session.execute(upsert).first() is not None
 
 
 def _view(session: Session, poll: Poll) -> PollView:

@@ -18,21 +18,33 @@ import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy import and_, delete, or_, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from bot.corpus.library import Library
 from bot.channels.channels import Channels, ChannelSettings
-from bot.services.picks import Candidate, CandidateSource, Feedback, FeedbackSource, Pick, Picker
-from bot.services.replies import PostReplies, nothing_left_reply
+from bot.corpus.library import Library
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
 from bot.search.engine import Engine, SearchBackend
+from bot.services.picks import (
+    Candidate,
+    CandidateSource,
+    Feedback,
+    FeedbackSource,
+    Pick,
+    Picker,
+    Rankings,
+)
+from bot.services.replies import PostReplies, nothing_left_reply
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, Paper, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.sql.dml import ReturningInsert
 from bot.services.models import Claim, Post
 
 log = logging.getLogger(__name__)
@@ -127,7 +139,8 @@ class Posts:
             self._run(jobs, now, deliver, report, stopping)
         return report
 
-    def _due(self, now: datetime, platforms: set[str]):
+    def _due(self, now: datetime, platforms: set[str]) -> tuple[list[tuple[ChannelSettings, date]],
+                                                                list[tuple[ChannelSettings, date]]]:
         due: list[tuple[ChannelSettings, date]] = []
         missed: list[tuple[ChannelSettings, date]] = []
         for channel in self.channels.scheduled():
@@ -162,7 +175,8 @@ class Posts:
         if not due:
             return []
         with self.db.session() as session:
-            won = set(session.execute(_insert_claims(session, [_claim_row(c.id, d, "claimed", now) for c, d in due])).scalars())
+            claims = [_claim_row(c.id, d, "claimed", now) for c, d in due]
+            won = set(session.execute(_insert_claims(session, claims)).scalars())
             retried = self._retake(session, [(c.id, d) for c, d in due if c.id not in won], now)
             rows = session.execute(
                 select(Claim.id, Claim.channel_id).where(
@@ -187,7 +201,8 @@ class Posts:
                 ),
             )
         ).all()
-        ready = [c.id for c in candidates if c.state != "failed" or now - as_utc(c.claimed_at) >= retry_after(c.attempts)]
+        ready = [c.id for c in candidates
+                 if c.state != "failed" or now - as_utc(c.claimed_at) >= retry_after(c.attempts)]
         if not ready:
             return set()
         result = session.execute(
@@ -228,7 +243,7 @@ class Posts:
     def _deliver(self, job: _Job, reply: Reply, deliver: Deliver, now: datetime, report: DailyReport) -> _Outcome:
         try:
             ref = deliver(job.channel.ref, reply)
-        except Exception as problem:  # noqa: BLE001 - any delivery failure is retried later
+        except Exception as problem:  # any delivery failure is retried later
             permanent = isinstance(problem, DeliveryRefused) and problem.permanent
             if isinstance(problem, DeliveryRefused | OSError):
                 log.warning("posting to %s failed%s: %s", job.channel.ref.key(),
@@ -301,7 +316,7 @@ class Posts:
         whose paper another process took meanwhile are picked again one by one."""
         history = self.histories([j.channel.id for j in jobs])
         feedback = self.feedback([j.channel.id for j in jobs])
-        rankings: dict = {}  # channels with the same query share one BM25 ranking per tick
+        rankings: Rankings = {}  # channels with the same query share one BM25 ranking per tick
         offered = self.candidates([j.channel for j in jobs], now)
         for job in jobs:
             excluded, titles = history[job.channel.id]
@@ -450,7 +465,7 @@ class Posts:
             post = session.get(Post, post_id)
             if post is None or post.state != "sent":
                 return None
-            paper = session.get(Paper, post.paper_id)
+            paper = session.get_one(Paper, post.paper_id)  # a post goes with its paper (CASCADE)
             return post.message_ref, self.replies.rerendered(post, paper, tally_line)
 
     # --- what was posted ------------------------------------------------------------------
@@ -485,7 +500,7 @@ class Posts:
 
 def retry_after(attempts: int) -> timedelta:
     """How long a claim that failed `attempts` times waits before the next try."""
-    return min(RETRY_FIRST * 2 ** max(attempts - 1, 0), RETRY_MOST)
+    return min(RETRY_FIRST * (1 << max(attempts - 1, 0)), RETRY_MOST)  # 1, 2, 4 ... times
 
 
 def _count_refusal(session: Session, channel_id: int, day: date, reason: str) -> None:
@@ -507,7 +522,7 @@ def _count_refusal(session: Session, channel_id: int, day: date, reason: str) ->
         log.warning("paused the schedule of channel %d after %d days of refused posts", channel_id, row.refusals)
 
 
-def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict:
+def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict[str, object]:
     # claimed_at is the tick's instant, not the wall clock: the lease that lets a later
     # tick take over an abandoned claim is measured in the same (possibly simulated) time.
     return {
@@ -516,7 +531,7 @@ def _claim_row(channel_id: int, day: date, state: str, now: datetime) -> dict:
     }
 
 
-def _insert_claims(session: Session, rows: list[dict]):
+def _insert_claims(session: Session, rows: list[dict[str, object]]) -> ReturningInsert[int]:
     """INSERT ... ON CONFLICT DO NOTHING RETURNING channel_id, in this dialect."""
     return (
         upsert_insert(session, Claim)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import date
 
-from bot.corpus.library import Library
 from bot.cards.cards import card, matched_words
-from bot.channels.channels import ChannelSettings
 from bot.cards.latex import readable
-from bot.services.picks import Pick
+from bot.channels.channels import ChannelSettings
+from bot.corpus.library import Library
 from bot.messages import Action, Reply
 from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
-from store.models import Paper
 from bot.services.models import Post
+from bot.services.picks import Pick
+from store.models import Paper
 
 
 class PostReplies:

@@ -14,10 +14,10 @@ from datetime import datetime
 from sqlalchemy import case, delete, func, select
 from sqlalchemy.orm import Session
 
+from bot.services.models import Post, PostVote
 from bot.services.picks import Feedback
 from store import Database
 from store.database import upsert_insert
-from bot.services.models import Post, PostVote
 
 POST_VOTES = ("up", "down", "read", "none")
 FEEDBACK_PAPERS = 10  # the latest liked / disliked papers that steer a channel's picks
@@ -65,7 +65,7 @@ class Votes:
                 .where(PostVote.post_id.in_(post_ids))
                 .group_by(PostVote.post_id, PostVote.value)
             ).all()
-        counts: dict[int, Counter] = {pid: Counter() for pid in post_ids}
+        counts: dict[int, Counter[str]] = {pid: Counter() for pid in post_ids}
         for post_id, value, count in rows:
             counts[post_id][value] = count
         return {pid: Tally(c["up"], c["down"], c["read"]) for pid, c in counts.items()}
@@ -87,8 +87,9 @@ class Votes:
                 .where(Post.channel_id.in_(channel_ids), PostVote.slot == "opinion")
                 .group_by(Post.channel_id, Post.paper_id)
             ).all()
-        liked: dict[int, list] = {cid: [] for cid in channel_ids}
-        disliked: dict[int, list] = {cid: [] for cid in channel_ids}
+        # Per channel: (latest vote, paper id) of the papers it liked, and disliked.
+        liked: dict[int, list[tuple[datetime, int]]] = {cid: [] for cid in channel_ids}
+        disliked: dict[int, list[tuple[datetime, int]]] = {cid: [] for cid in channel_ids}
         for channel_id, paper_id, score, latest in rows:
             if score:
                 (liked if score > 0 else disliked)[channel_id].append((latest, paper_id))
@@ -134,11 +135,11 @@ def record_vote(session: Session, post_id: int, user_id: str, value: str, now: d
                           "created_at": now, "updated_at": now})
 
 
-def _latest(pairs: list) -> tuple[int, ...]:
+def _latest(pairs: list[tuple[datetime, int]]) -> tuple[int, ...]:
     return tuple(pid for _, pid in sorted(pairs, key=lambda p: p[0], reverse=True)[:FEEDBACK_PAPERS])
 
 
-def _upsert(session: Session, row: dict) -> None:
+def _upsert(session: Session, row: dict[str, object]) -> None:
     statement = upsert_insert(session, PostVote).values(row)
     session.execute(
         statement.on_conflict_do_update(

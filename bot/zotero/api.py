@@ -81,11 +81,12 @@ class ZoteroApi:
 
     def key_info(self) -> dict[str, Any]:
         """GET /keys/current: whose key it is and what it may do (403: no such key)."""
-        return self.request("GET", "/keys/current").data
+        return _object(self.request("GET", "/keys/current"), "GET /keys/current")
 
     def group(self, group_id: int) -> dict[str, Any]:
         """GET /groups/ID (404: no such group; 403: this key may not read it)."""
-        return self.request("GET", f"/groups/{group_id}").data
+        path = f"/groups/{group_id}"
+        return _object(self.request("GET", path), f"GET {path}")
 
     def collections(self, group_id: int) -> list[dict[str, Any]]:
         return [c for page in self._pages(f"/groups/{group_id}/collections", {}) for c in page.data]
@@ -111,10 +112,12 @@ class ZoteroApi:
     def items_by_key(self, group_id: int, keys: list[str]) -> list[dict[str, Any]]:
         """The items among `keys` (at most 50) that exist."""
         params = {"format": "json", "itemKey": ",".join(keys), "includeTrashed": 1}
-        return self.request("GET", f"/groups/{group_id}/items", params).data
+        path = f"/groups/{group_id}/items"
+        return _objects(self.request("GET", path, params), f"GET {path}")
 
     def item(self, group_id: int, key: str) -> dict[str, Any]:
-        return self.request("GET", f"/groups/{group_id}/items/{quote(key)}").data
+        path = f"/groups/{group_id}/items/{quote(key)}"
+        return _object(self.request("GET", path), f"GET {path}")
 
     def create(self, group_id: int, objects: list[dict[str, Any]], token: str) -> Answer:
         """POST up to 50 new objects with a write token: Zotero answers 412 to a token it
@@ -172,6 +175,20 @@ class ZoteroApi:
     def _slow_down(self, seconds: float | None) -> None:
         if seconds is not None:
             self.backoff = max(self.backoff or 0.0, seconds)
+
+
+def _object(answer: Answer, request: str) -> dict[str, Any]:
+    """The answer's JSON object, as the API answers a read of one thing."""
+    if not isinstance(answer.data, dict):
+        raise ZoteroError(f"{request}: the answer is not a JSON object", answer.status)
+    return answer.data
+
+
+def _objects(answer: Answer, request: str) -> list[dict[str, Any]]:
+    """The answer's list of JSON objects, as the API answers a read of several."""
+    if not isinstance(answer.data, list) or not all(isinstance(o, dict) for o in answer.data):
+        raise ZoteroError(f"{request}: the answer is not a list of JSON objects", answer.status)
+    return answer.data
 
 
 def _refusal(method: str, path: str, refused: urllib.error.HTTPError) -> ZoteroError:

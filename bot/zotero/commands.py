@@ -14,12 +14,13 @@ import logging
 import re
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from bot.channels.channels import Channels, ChannelSettings
+from bot.corpus.feeds import FeedSource
 from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, first_word_in, number, require_manager
 from bot.messages import Deliver, Incoming, Reply, counted
-from bot.corpus.feeds import FeedSource
 from bot.zotero.api import ZoteroApi, ZoteroError
 from bot.zotero.imports import ZoteroFeed
 from bot.zotero.links import LinkStatus, ZoteroLinks
@@ -195,7 +196,7 @@ def _progress(status: LinkStatus) -> list[str]:
     return lines
 
 
-def _key_access(api: ZoteroApi) -> dict:
+def _key_access(api: ZoteroApi) -> dict[str, Any]:
     try:
         return api.key_info().get("access") or {}
     except ZoteroError as problem:
@@ -205,7 +206,7 @@ def _key_access(api: ZoteroApi) -> dict:
         raise Refused(_unreachable(problem)) from None
 
 
-def _may_write(access: dict, group_id: int, name: str) -> None:
+def _may_write(access: dict[str, Any], group_id: int, name: str) -> None:
     groups = access.get("groups") or {}
     rights = groups.get(str(group_id)) or groups.get("all") or {}
     if not rights.get("write"):

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from bot.corpus.feeds import FeedError
+from bot.corpus.fetch import FeedError
 from bot.corpus.importing import ImportSummary
 from bot.corpus.library import Library
-from bot.zotero.api import ZoteroError
+from bot.zotero.api import ZoteroApi, ZoteroError
 from bot.zotero.items import record_of
 from bot.zotero.sync import ZoteroConfig
 
@@ -52,7 +52,7 @@ def import_collection(library: Library, config: ZoteroConfig, text: str, collect
     return library.import_records(records, collection=collection or default, source=source, fmt="zotero", path=text)
 
 
-def _collection(api, group_id: int, asked: str) -> tuple[str, str]:
+def _collection(api: ZoteroApi, group_id: int, asked: str) -> tuple[str, str]:
     collections = [(c["key"], c["data"]["name"]) for c in api.collections(group_id)]
     for match in ([c for c in collections if c[0] == asked], [c for c in collections if c[1].casefold() ==
                                                                asked.casefold()]):

@@ -46,7 +46,7 @@ def new_token() -> str:
 
 
 def item_type(ids: dict[str, str], venue: str | None, track: str | None) -> str:
-    if venue and _CONFERENCE.search(venue) or track:
+    if (venue and _CONFERENCE.search(venue)) or track:
         return "conferencePaper"
     if venue and not venue.lower().startswith("arxiv"):
         return "journalArticle"

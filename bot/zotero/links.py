@@ -8,11 +8,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 
-from store import Database
-from store.database import as_utc
 from bot.zotero.models import ZoteroItem, ZoteroLink
+from store import Database
+from store.database import as_utc, dml_result
 
 LEASE = timedelta(minutes=5)  # a sync is a few requests with 20 s timeouts: well inside
 # A failed sync is tried again after 1, 2, 4 ... minutes, at most every hour; a refused key
@@ -65,13 +65,14 @@ class ZoteroLinks:
         with self.db.session() as session:
             done = session.execute(update(ZoteroLink).where(ZoteroLink.channel_id == channel_id)
                                    .values(api_key=sealed_key, retry_at=None, failures=0))
-            if done.rowcount == 0:
+            if dml_result(done).rowcount == 0:
                 session.add(ZoteroLink(channel_id=channel_id, api_key=sealed_key, linked_by=user_id, linked_at=now))
 
     def unlink(self, channel_id: int) -> bool:
         """Remove the link and its key; the items already written stay in Zotero."""
         with self.db.session() as session:
-            return session.execute(delete(ZoteroLink).where(ZoteroLink.channel_id == channel_id)).rowcount > 0
+            done = session.execute(delete(ZoteroLink).where(ZoteroLink.channel_id == channel_id))
+            return dml_result(done).rowcount > 0
 
     def get(self, channel_id: int) -> ZoteroLink | None:
         with self.db.session() as session:
@@ -108,7 +109,7 @@ class ZoteroLinks:
         with self.db.session() as session:
             won = session.execute(update(ZoteroLink).where(ZoteroLink.id == link_id, _free(now))
                                   .values(lease_until=now + LEASE, lease_owner=owner))
-        return owner if won.rowcount == 1 else None
+        return owner if dml_result(won).rowcount == 1 else None
 
     def finish(self, link_id: int, owner: str, now: datetime, error: str | None = None,
                wait: timedelta | None = None, refused: bool = False) -> None:
@@ -132,6 +133,6 @@ class ZoteroLinks:
 
 
 
-def _free(now: datetime):
+def _free(now: datetime) -> ColumnElement[bool]:
     return and_(ZoteroLink.group_id.is_not(None), or_(ZoteroLink.lease_until.is_(None), ZoteroLink.lease_until < now),
                 or_(ZoteroLink.retry_at.is_(None), ZoteroLink.retry_at <= now))

@@ -29,21 +29,30 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session
 
 from bot.corpus.identifiers import ARXIV, DOI
 from bot.corpus.records import ID_MAX
-from bot.zotero.settings import ZoteroSettings
+from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
 from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroError
-from bot.zotero.items import READ_TAG, TAG_PREFIX, item_ids, new_key, new_token, note_item, paper_item
+from bot.zotero.items import (
+    READ_TAG,
+    TAG_PREFIX,
+    item_ids,
+    new_key,
+    new_token,
+    note_item,
+    paper_item,
+)
 from bot.zotero.keys import KeyBox
 from bot.zotero.links import ZoteroLinks
-from store import Database
-from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
-from store.models import Channel, Paper, utcnow
 from bot.zotero.models import ZoteroItem, ZoteroLink, ZoteroNote
+from bot.zotero.settings import ZoteroSettings
+from store import Database
+from store.models import Channel, Paper, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +61,7 @@ READ_PAGES_PER_SYNC = 5  # 500 items a minute: a large collection is read over a
 TAG_UPDATES_PER_SYNC = 10
 PATCH_TRIES = 3
 DEFAULT_EMOJI = ("👍", "👎", "✅")  # bot/reactions/commands.py's; a channel may choose its own
+Written = ZoteroItem | ZoteroNote  # the row of an object a sync writes: an item or a child note
 
 
 @dataclass(frozen=True)
@@ -130,7 +140,7 @@ class ZoteroSync:
         except ZoteroError as problem:
             error, refused = describe(problem, link), problem.status in (401, 403, 404)
             wait = timedelta(seconds=problem.retry_after or problem.backoff or 0)
-        except Exception:  # noqa: BLE001 - a bug syncing one link must not stop the others or hold its lease
+        except Exception:  # a bug syncing one link must not stop the others or hold its lease
             log.exception("zotero sync of group %s failed", link.group_id)
             error = "paperclub met an error of its own (the operator's log has it)"
         if error:
@@ -167,12 +177,13 @@ class ZoteroSync:
     def _read(self, link: ZoteroLink, api: ZoteroApi, counts: dict[str, int]) -> bool:
         start = link.read_start
         for _ in range(READ_PAGES_PER_SYNC):
-            page = api.items_page(link.group_id, link.collection_key, link.read_version, start)
+            page = api.items_page(_group(link), link.collection_key, link.read_version, start)
             self._remember(link.id, page.data)
             start += len(page.data)
             finished = len(page.data) < PAGE or (page.total is not None and start >= page.total)
             with self.db.session() as session:
-                row = session.get(ZoteroLink, link.id)
+                # Unlinked meanwhile: NoResultFound ends this sync (an error of its own, logged).
+                row = session.get_one(ZoteroLink, link.id)
                 if finished:
                     row.read_version, row.read_start = page.version or row.read_version, 0
                 else:
@@ -185,7 +196,7 @@ class ZoteroSync:
         link.read_start = start
         return False
 
-    def _remember(self, link_id: int, items: list[dict]) -> None:
+    def _remember(self, link_id: int, items: list[dict[str, Any]]) -> None:
         """Each item read: its version, and the ids it names (for matching papers to it)."""
         if not items:
             return
@@ -242,23 +253,23 @@ class ZoteroSync:
         if not payload:
             return
         try:
-            answer = api.create(link.group_id, payload, token)
+            answer = api.create(_group(link), payload, token)
         except ZoteroError as problem:
             if problem.status != 412:
                 raise
             # The token was accepted before (its answer was lost): read back what it made.
-            found = {i["key"]: i for i in api.items_by_key(link.group_id, [r.item_key for r in rows])}
+            found = {i["key"]: i for i in api.items_by_key(_group(link), [r.item_key for r in rows])}
             self._settle(rows, {key: (item.get("version"), None) for key, item in found.items()},
                          "Zotero did not keep it (an earlier try)", counts)
             return
         outcome: dict[str, tuple[int | None, str | None]] = {}
-        for index, made in (answer.data or {}).get("successful", {}).items():
+        for made in (answer.data or {}).get("successful", {}).values():
             outcome[made["key"]] = (made.get("version"), None)
         for index, refused in (answer.data or {}).get("failed", {}).items():
             outcome[payload[int(index)]["key"]] = (None, f"{refused.get('code')} {refused.get('message')}")
         self._settle(rows, outcome, "Zotero did not answer for it", counts)
 
-    def _payload(self, link: ZoteroLink, token: str) -> tuple[list[dict], list]:
+    def _payload(self, link: ZoteroLink, token: str) -> tuple[list[dict[str, Any]], list[Written]]:
         with self.db.session() as session:
             items = session.scalars(select(ZoteroItem).where(ZoteroItem.link_id == link.id,
                                                              ZoteroItem.write_token == token)).all()
@@ -267,7 +278,8 @@ class ZoteroSync:
             papers = {p.id: p for p in session.scalars(select(Paper).where(
                 Paper.id.in_([i.paper_id for i in items if i.paper_id])))}
             tags = desired_tags(session, link.channel_id, [i.paper_id for i in items if i.paper_id])
-            payload, rows = [], []
+            payload: list[dict[str, Any]] = []
+            rows: list[Written] = []
             for item in items:
                 if item.paper_id in papers:
                     item.tags = tags.get(item.paper_id, [])
@@ -286,7 +298,7 @@ class ZoteroSync:
                 rows.append(row)
         return payload, rows
 
-    def _settle(self, rows: list, outcome: dict[str, tuple[int | None, str | None]], missing: str,
+    def _settle(self, rows: list[Written], outcome: dict[str, tuple[int | None, str | None]], missing: str,
                 counts: dict[str, int]) -> None:
         """Record each object's fate: written (its version), or refused (why)."""
         with self.db.session() as session:
@@ -313,8 +325,11 @@ class ZoteroSync:
             rows = session.scalars(select(ZoteroItem).where(
                 ZoteroItem.link_id == link.id, ZoteroItem.state == "synced", ZoteroItem.paper_id.is_not(None))
                 .order_by(ZoteroItem.id)).all()
-            wanted = desired_tags(session, link.channel_id, [r.paper_id for r in rows])
-        stale = [(row, wanted.get(row.paper_id, [])) for row in rows if row.tags != wanted.get(row.paper_id, [])]
+            # (The query left out items without a paper.)
+            paper_ids = [r.paper_id for r in rows if r.paper_id is not None]
+            wanted = desired_tags(session, link.channel_id, paper_ids)
+        stale = [(row, wanted.get(row.paper_id, [])) for row in rows
+                 if row.paper_id is not None and row.tags != wanted.get(row.paper_id, [])]
         for row, tags in stale[:TAG_UPDATES_PER_SYNC]:
             version = self._patch_tags(link, api, row, tags)
             with self.db.session() as session:
@@ -328,18 +343,25 @@ class ZoteroSync:
     def _patch_tags(self, link: ZoteroLink, api: ZoteroApi, row: ZoteroItem, tags: list[str]) -> int | None:
         """Replace the tags paperclub wrote before with `tags`, keeping everyone else's."""
         for attempt in range(1, PATCH_TRIES + 1):
-            item = api.item(link.group_id, row.item_key)
+            item = api.item(_group(link), row.item_key)
             current = [t["tag"] for t in item["data"].get("tags", [])]
             kept = [t for t in current if t not in row.tags]
             new = kept + [t for t in tags if t not in kept]
             try:
-                return api.patch(link.group_id, row.item_key, {"tags": [{"tag": t} for t in new]},
+                return api.patch(_group(link), row.item_key, {"tags": [{"tag": t} for t in new]},
                                  item["version"]).version
             except ZoteroError as problem:
                 if problem.status != 412 or attempt == PATCH_TRIES:
                     raise
                 log.info("zotero item %s changed while we tagged it; reading it again", row.item_key)
         return None
+
+
+def _group(link: ZoteroLink) -> int:
+    """The link's group: a link is synced only once it names one (links._free)."""
+    if link.group_id is None:
+        raise RuntimeError(f"zotero link {link.id} names no group")
+    return link.group_id
 
 
 def describe(problem: ZoteroError, link: ZoteroLink) -> str:
