@@ -274,5 +274,15 @@ def loaded(plugins: Iterable[Plugin]) -> list[type[Feature]]:
     return classes
 
 
-__all__ = ["NOT_FOUND", "DigestSection", "Feature", "Features", "Kit", "Page", "Plugin", "PageRoute", "TickReport",
-           "loaded"]
+__all__ = [
+    "NOT_FOUND",
+    "DigestSection",
+    "Feature",
+    "Features",
+    "Kit",
+    "Page",
+    "PageRoute",
+    "Plugin",
+    "TickReport",
+    "loaded",
+]

@@ -68,7 +68,7 @@ def run_batch(search: SearchBackend, source: str, k: int) -> int:
     from bot.search.query import Query, QueryError
 
     index = search.current()
-    stream: TextIO = sys.stdin if source == "-" else open(source, encoding="utf-8")
+    stream: TextIO = sys.stdin if source == "-" else open(source, encoding="utf-8")  # noqa: SIM115 - closed by the with below
     searched = 0.0
     count = 0
     with stream:

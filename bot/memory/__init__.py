@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.feature import Feature, Plugin, PageRoute
+from bot.feature import Feature, PageRoute, Plugin
 from bot.memory.cli import add_commands
 from bot.services.routes import ARCHIVE_PREFIX, CALENDAR_PREFIX
 

@@ -106,7 +106,7 @@ def evaluate(
     tokenizer = tokenizer or Tokenizer()
     papers = (
         IndexedPaper(paper_id=i, title=title, text="\n".join([title] * title_weight + [text]))
-        for i, (title, text) in enumerate(zip(data.titles, data.texts))
+        for i, (title, text) in enumerate(zip(data.titles, data.texts, strict=True))
     )
     engine = index(0, tokenizer, papers, params)
     ndcg, recall = [], []

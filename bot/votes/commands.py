@@ -28,8 +28,8 @@ from bot.grammar import (
     require_manager,
 )
 from bot.messages import Action, Deliver, Incoming, Reply, counted
-from bot.search.query import Query, QueryError
 from bot.search.engine import SearchBackend
+from bot.search.query import Query, QueryError
 from bot.services.meetings import Meetings
 from bot.services.polls import Option, PollRefused, Polls, PollView
 from bot.services.posts import Posts

@@ -94,7 +94,7 @@ class SimpleEngine:
     def scores(self, terms: Sequence[str], paper_ids: Collection[int]) -> dict[int, float]:
         rows = [self.row[p] for p in paper_ids if p in self.row]
         scores = self.bm25.get_batch_scores(list(terms), rows)
-        return {self.ids[r]: s for r, s in zip(rows, scores) if self._matched(r, terms)}
+        return {self.ids[r]: s for r, s in zip(rows, scores, strict=True) if self._matched(r, terms)}
 
     def similar(self, paper_id: int, k: int = 5) -> list[Hit]:
         if paper_id not in self.row:
@@ -224,7 +224,7 @@ class SimpleEngine:
         words = sorted(w for w in written if correctable(w))
         stems = self.tokenizer.stems(words)
         return Counter(
-            {w: written[w] for w, s in zip(words, stems) if papers[s] >= SPELLING_MIN_PAPERS}
+            {w: written[w] for w, s in zip(words, stems, strict=True) if papers[s] >= SPELLING_MIN_PAPERS}
         )
 
     def _closest(self, word: str) -> str | None:

@@ -184,7 +184,7 @@ def test_one_documents_terms_and_a_merge_read_back_from_the_postings():
     counts = index.counts()
     for doc in (0, 150, 299):
         start, end = counts.rows.bounds(doc)
-        pairs = zip(counts.rows.cols[start:end], counts.rows.values[start:end])
+        pairs = zip(counts.rows.cols[start:end], counts.rows.values[start:end], strict=True)
         got = {counts.vocabulary[t]: int(f) for t, f in pairs}
         assert got == {w: docs[doc].count(w) for w in set(docs[doc])}
 

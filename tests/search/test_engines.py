@@ -118,7 +118,7 @@ def test_the_answers_compared_are_not_all_alike(both):
     answers = [Query.parse(text) for text in _queries(simple)]
     hits = [simple.search(query, 10) for query in answers]
     assert any(found and found[0].title_match for found in hits)
-    assert any(not query.text and len(found) == 10 for query, found in zip(answers, hits))
+    assert any(not query.text and len(found) == 10 for query, found in zip(answers, hits, strict=True))
     refusal = simple.unknown_filter(Query.parse("track:keynote"))
     assert refusal is not None and refusal.startswith("No track `keynote`; tracks: ")
     assert simple.spellcheck(Query.parse("nueral netwroks")).corrections == {

@@ -143,7 +143,7 @@ def test_a_build_that_dies_half_way_leaves_the_live_version_alone(library, tmp_p
             np.lib.format.write_array(out, array)
 
     monkeypatch.setattr("bot.search.builtin.files.np.save", failing_save)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="disk full"):
         SearchService(library).current()
     monkeypatch.undo()
     stored = IndexStore(tmp_path / "paperclub.db.index").current()

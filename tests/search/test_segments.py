@@ -237,7 +237,7 @@ def test_a_merge_replaces_its_run_and_a_crash_mid_merge_keeps_the_previous_versi
         raise OSError("killed")
 
     monkeypatch.setattr(IndexStore, "save_version", crash)
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="killed"):
         service._merge_stored()
     assert store.current() == before
     assert {p.name for p in (tmp_path / "idx" / SEGMENTS).iterdir()} == set(before.segments)
@@ -344,12 +344,12 @@ def _by_string(contents, lives, epsilon: float) -> list[np.ndarray]:
     by their strings: BM25Okapi's formula and floor, written out without digests."""
     frequency: Counter[str] = Counter()
     per_segment = []
-    for content, live in zip(contents, lives):
+    for content, live in zip(contents, lives, strict=True):
         vocabulary = content.bm25.vocabulary.to_list()
         df = content.bm25.live_doc_freq(np.ones(content.doc_count, bool) if live is None else live)
-        frequency.update({term: int(n) for term, n in zip(vocabulary, df) if n})
+        frequency.update({term: int(n) for term, n in zip(vocabulary, df, strict=True) if n})
         per_segment.append(vocabulary)
-    docs = sum(c.doc_count if live is None else int(live.sum()) for c, live in zip(contents, lives))
+    docs = sum(c.doc_count if live is None else int(live.sum()) for c, live in zip(contents, lives, strict=True))
 
     def raw(n: int) -> float:
         return math.log(docs - n + 0.5) - math.log(n + 0.5)
@@ -379,7 +379,7 @@ def test_global_statistics_look_up_the_smaller_segments_terms_in_the_largest(thr
         lives = live_masks(contents)
         got = segments.global_stats(contents, lives, params)
         want = _by_string(contents, lives, params.epsilon)
-        for stats, expected in zip(got, want):
+        for stats, expected in zip(got, want, strict=True):
             assert np.allclose(stats.idf, expected, rtol=0, atol=1e-12)
 
 
@@ -402,7 +402,7 @@ def test_global_statistics_sort_every_digest_when_two_of_the_largest_share_a_fir
         colliding.append(replace(content, term_keys=changed, term_key_order=None))
     assert colliding[0].keys()[1, 0] == colliding[0].keys()[0, 0]
     assert any(np.any(c.keys()[:, 0] == first_half) for c in colliding[1:])  # shared terms
-    for stats, expected in zip(segments.global_stats(colliding, lives, params), want):
+    for stats, expected in zip(segments.global_stats(colliding, lives, params), want, strict=True):
         assert np.allclose(stats.idf, expected, rtol=0, atol=1e-12)
 
 

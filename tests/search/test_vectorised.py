@@ -155,6 +155,6 @@ def test_a_small_transpose_sorts_as_scipy_counts(monkeypatch, cols_dtype):
     small = rows.transpose(95)  # 95 columns: the last five empty
     monkeypatch.setattr(arrays, "SMALL_TRANSPOSE", 0)
     large = rows.transpose(95)
-    for got, want in zip(dataclasses.astuple(small), dataclasses.astuple(large)):
+    for got, want in zip(dataclasses.astuple(small), dataclasses.astuple(large), strict=True):
         assert got.dtype == want.dtype and got.tolist() == want.tolist()
     assert small.row_count == 95 and small.row_lengths()[-5:].tolist() == [0] * 5

@@ -1,11 +1,11 @@
 """The engines `paperclub bench` compares, each behind the same two steps.
 
 `build(papers, directory)` indexes the papers (streamed from the corpus generator, whose
-time counts in the build) and persists them in `directory`; `load(directory)` returns a function from a query's text to the ids of its
-top 10. Each engine tokenises the way it is normally used: paperclub and rank-bm25 with
-paperclub's tokenizer (paperclub on worker processes, rank-bm25 in one process), bm25s
-with its own tokenizer and PyStemmer's English stemmer, tantivy with its `en_stem`
-analyzer. rank-bm25 has no index format of its own, so it is pickled.
+time counts in the build) and persists them in `directory`; `load(directory)` returns a
+function from a query's text to the ids of its top 10. Each engine tokenises the way it is
+normally used: paperclub and rank-bm25 with paperclub's tokenizer (paperclub on worker
+processes, rank-bm25 in one process), bm25s with its own tokenizer and PyStemmer's English
+stemmer, tantivy with its `en_stem` analyzer. rank-bm25 has no index format of its own, so it is pickled.
 """
 
 from __future__ import annotations

@@ -303,7 +303,7 @@ def _as_sentences(words: np.ndarray, lengths: np.ndarray, ends: np.ndarray) -> l
     words[starts] = [w[:1].upper() + w[1:] for w in words[starts].tolist()]
     flat = words.tolist()
     cuts = np.cumsum(lengths).tolist()
-    return [" ".join(flat[b - n : b]) for b, n in zip(cuts, lengths.tolist())]
+    return [" ".join(flat[b - n : b]) for b, n in zip(cuts, lengths.tolist(), strict=True)]
 
 
 @dataclass(frozen=True)
@@ -394,7 +394,7 @@ def write_jsonl_parts(papers: Iterator[IndexedPaper], stem: Path, part_bytes: in
                 if out is not None:
                     out.close()
                 files.append(stem.with_name(f"{stem.name}-{len(files) + 1:03d}.jsonl"))
-                out, written = open(files[-1], "wb"), 0
+                out, written = open(files[-1], "wb"), 0  # noqa: SIM115 - one file after another, closed above and below
             out.write(line)
             written += len(line)
     finally:

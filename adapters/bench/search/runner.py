@@ -195,6 +195,7 @@ def _paperclub(database: str, *command: str) -> tuple[float, str]:
         capture_output=True,
         text=True,
         env=_as_installed(),
+        check=False,  # a failure is raised below, with what it printed
     )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
@@ -391,7 +392,7 @@ def table(results: list[Measurement]) -> str:
         rows.append(cells + [m.note])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
-        "| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " |" for row in rows
+        "| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |" for row in rows
     ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)

@@ -93,7 +93,7 @@ class StringTable:
         sizes = np.array([len(t.blob) for t in tables], dtype=np.int64)
         shifts = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if len(tables) else sizes
         offsets = np.concatenate(
-            [[0]] + [t.offsets[1:] + shift for t, shift in zip(tables, shifts)]
+            [[0]] + [t.offsets[1:] + shift for t, shift in zip(tables, shifts, strict=True)]
         )
         blob = np.concatenate([t.blob for t in tables]) if tables else np.zeros(0, np.uint8)
         return cls(offsets.astype(np.int64), blob)

@@ -344,7 +344,7 @@ class Bm25Index:
         known = tuple(t for t in tokens if self.vocabulary.find(t) is not None)
         return [
             (doc, score, Matched(flags, known))
-            for doc, score, flags in zip(best.tolist(), scores.tolist(), (tf > 0).tolist())
+            for doc, score, flags in zip(best.tolist(), scores.tolist(), (tf > 0).tolist(), strict=True)
         ]
 
     def _sequence(self, query_tokens: Sequence[str], ids: np.ndarray) -> np.ndarray:

@@ -57,12 +57,12 @@ class FilterPostings:
         if self.names is None:
             return []
         sizes = self.docs.row_lengths().tolist()
-        return [(name, size) for name, size in zip(self.names.to_list(), sizes) if name]
+        return [(name, size) for name, size in zip(self.names.to_list(), sizes, strict=True) if name]
 
     def names_by_key(self) -> dict[str, str]:
         if self.names is None:
             return {}
-        return {k: n for k, n in zip(self.keys.to_list(), self.names.to_list()) if n}
+        return {k: n for k, n in zip(self.keys.to_list(), self.names.to_list(), strict=True) if n}
 
 
 @dataclass

@@ -45,7 +45,7 @@ def short_lived() -> None:
     """This process does one thing and exits (`paperclub search`, `paperclub import`):
     it searches, and builds a small segment, with the plain numpy loops, so that it
     never imports numba unless it builds a large index. The answers are the same."""
-    global _short_lived
+    global _short_lived  # noqa: PLW0603 - a switch for the whole process, set once at its start
     _short_lived = True
 
 
@@ -103,7 +103,7 @@ def warm() -> None:
     """Compile (or load from the disk cache) the loops a search runs, with the types
     the index gives them: once per process, at start-up, not during a member's first
     search (a first compile takes seconds; loading from the cache, milliseconds)."""
-    global _warmed
+    global _warmed  # noqa: PLW0603 - the loops are compiled once per process
     if _warmed or _short_lived:
         return
     _warmed = True

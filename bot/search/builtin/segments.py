@@ -76,7 +76,7 @@ def global_stats(
     """The statistics of the live documents of all segments, per segment's vocabulary:
     what BM25Okapi would compute over the same documents as one corpus."""
     frequencies, live_docs, live_tokens = [], 0, 0.0
-    for content, live in zip(contents, lives):
+    for content, live in zip(contents, lives, strict=True):
         bm25 = content.bm25
         if live is None:
             df, lengths = bm25.term_docs.row_lengths().astype(np.int64), bm25.doc_lengths
@@ -127,7 +127,7 @@ def _term_groups(
     df[term[found]] += small_df[found]  # distinct digests: distinct terms
     groups: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(contents)
     groups[big] = np.arange(len(first))
-    for i, group in zip(others, small):
+    for i, group in zip(others, small, strict=True):
         groups[i] = number[group]
     return groups, df
 

@@ -101,7 +101,7 @@ class SearchService:
         loader: Corpus,
         tokenizer: Tokenizer | None = None,
         params: Bm25Params = Bm25Params(),
-        index_dir: Path | None | str = "auto",
+        index_dir: Path | str | None = "auto",
         merge_in_background: bool = True,
     ):
         # loader: revision() and papers() (Corpus); optionally papers_changed(since: int),
@@ -233,7 +233,7 @@ class SearchService:
                 named = [("", content)]
                 segments = [self.store.write_segment(content.arrays())]
             version = self.store.save_version(segments, self._meta(revision, named))
-            contents = [(name, content) for name, (_n, content) in zip(version.segments, named)]
+            contents = [(name, content) for name, (_n, content) in zip(version.segments, named, strict=True)]
             # The new segment is served from memory, the others from the mapped files.
             return SearchIndex(
                 revision, self.tokenizer, contents, self.params, version.name, stats

@@ -258,7 +258,7 @@ _worker_tokenizer: Tokenizer | None = None
 
 
 def _start_worker(tokenizer_type: type[Tokenizer], niceness: int = 0) -> None:
-    global _worker_tokenizer
+    global _worker_tokenizer  # noqa: PLW0603 - one tokenizer per worker process, made as it starts
     if niceness and hasattr(os, "nice"):
         os.nice(niceness)
     _worker_tokenizer = tokenizer_type()
