@@ -23,6 +23,7 @@ from adapters import platforms
 from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE
 from bot.ops.settings import (
     DATABASE,
+    RELEVANCE,
     ConfigError,
     CoreSettings,
     EnvSettings,
@@ -118,6 +119,8 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
             lines.append(_row("→ in use", env, shown=_database_in_use(env, core)))
             if connect and core is not None:
                 lines.append(_row("→ connection", env, shown=database_status(core.database_url, env, problems)))
+        if title == RELEVANCE and connect:
+            lines.append(_row("→ model", env, shown=model_status(env)))
 
     chat = platforms.chat_platforms()
     secrets = platforms.secret_variables()
@@ -192,6 +195,24 @@ def _database_in_use(env: Mapping[str, str], core: CoreSettings | None) -> str:
 
 
 CONNECT_TIMEOUT_SECONDS = 5
+
+
+def model_status(env: Mapping[str, str]) -> str:
+    """Whether the embedding model loads, from its folder or the runtime's cache (a check
+    downloads nothing); not a problem when it does not: search then ranks by words."""
+    from bot.search.embedding import EmbeddingConfig, FastEmbedder, ModelUnavailable
+
+    try:
+        config = EmbeddingConfig.from_env(env)
+    except ValueError:
+        return "(see problems)"
+    if not config.enabled:
+        return "off: search, similar and picks rank by words alone"
+    try:
+        model = FastEmbedder(config.model, config.model_dir, offline=True)
+    except ModelUnavailable as problem:
+        return f"unavailable, ranking by words alone: {problem}"
+    return f"{model.name} loads ({model.dimension} dimensions)"
 
 
 def database_status(url: str, env: Mapping[str, str], problems: list[str]) -> str:

@@ -195,6 +195,22 @@ def _start(process: Process) -> None:
                        Heartbeats(services.db))
         process.scheduler = start_background(job, process.tick_seconds, run_now=True)
         _schedule_feeds(process.scheduler, services)
+        _schedule_embedding(process.scheduler, services, process.stop)
+
+
+def _schedule_embedding(scheduler, services: Services, stop: threading.Event) -> None:
+    """New papers' vectors, made in the background beside the tick (never holding it)."""
+    from bot.corpus.embedded import StoredVectors
+    from bot.search.backfill import BACKGROUND_MINUTES, background_job, background_model
+    from bot.search.embedding import EmbeddingConfig
+
+    config = EmbeddingConfig.from_env()
+    if not config.enabled:
+        return
+    job = background_job(StoredVectors(services.db), lambda: background_model(config), stop)
+    scheduler.add_job(job, "interval",
+                      minutes=BACKGROUND_MINUTES, id="paperclub-embed", coalesce=True, max_instances=1,
+                      replace_existing=True, next_run_time=utc_now())
 
 
 def _schedule_feeds(scheduler, services: Services) -> None:

@@ -214,6 +214,7 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     from bot.corpus.library import Library
     from bot.feature import Features, Kit, loaded
     from bot.ops.replays import SeenRequests
+    from bot.search.hybrid import with_meaning
     from bot.services.links import ChannelLinks, PrivateLinks
     from bot.services.meetings import Meetings
     from bot.services.picks import Picker
@@ -222,7 +223,7 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     from bot.services.votes import Votes
 
     library = Library(db)
-    search = make_search(library)
+    search = with_meaning(make_search(library), db, env)
     channels = Channels(db)
     votes = Votes(db)
     polls = Polls(db)

@@ -13,7 +13,17 @@ from datetime import date, datetime, timezone
 from typing import Any, ClassVar
 from uuid import uuid4
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -135,6 +145,26 @@ class PaperSource(Base):
     paper: Mapped[Paper] = relationship(back_populates="sources")
 
 
+class PaperVector(Base):
+    """A paper's vector under one embedding model (bot.search.embedding): its title and
+    abstract as int8 codes and the scale that turns them back into a unit vector. Kept in
+    the database, so that several processes embed each paper once and every one reads it;
+    `text_hash` tells a vector of a changed abstract, which is embedded again."""
+
+    __tablename__ = "paper_vectors"
+
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(32))
+    codes: Mapped[bytes] = mapped_column(LargeBinary)
+    scale: Mapped[float] = mapped_column(Float)
+    # CorpusState.vectors_version of the write that stored it: a process that read the
+    # vectors up to some version reads only the newer ones.
+    version: Mapped[int] = mapped_column(default=0)
+
+    __table_args__ = (Index("ix_paper_vectors_model_version", "model", "version"),)
+
+
 class CorpusState(Base):
     """A single row whose revision goes up whenever the corpus changes, so every process
     can tell cheaply whether its search index is still current."""
@@ -147,6 +177,9 @@ class CorpusState(Base):
     # Random, made once per database (uuid4 hex): tells this database from a recreated
     # one, whose revisions count from 0 again. NULL only until it is first asked for.
     identity: Mapped[str | None] = mapped_column(String(32), default=new_identity)
+    # Goes up with every write of papers' vectors (bot.corpus.embedded), so a process can
+    # tell cheaply whether there are vectors it has not read.
+    vectors_version: Mapped[int] = mapped_column(default=0, server_default="0")
 
 
 class Channel(Base):

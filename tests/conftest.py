@@ -30,6 +30,9 @@ REQUIRE_PG = os.environ.get("PAPERCLUB_REQUIRE_POSTGRES") == "1"
 SEEDS = Path(str(resources.files("bot") / "demo_corpus"))
 REPO = Path(__file__).resolve().parents[1]  # the checkout: README, Procfile, Dockerfile
 DATA = REPO / "tests" / "data"  # recorded and hand-made inputs shared by the tests
+# The embedding model the tests load (beside the checkout, as in CI: ../shared/models);
+# a test never fetches one.
+MINILM = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2"
 SEED_FILES = {
     "openreview": SEEDS / "iclr2021-openreview.md",
     "poster-session": SEEDS / "iclr2023-poster-session.txt",
@@ -212,3 +215,11 @@ def seeded(seeded_sqlite):
     services = build_services(seeded_sqlite)
     yield services.library, services.search, services.core
     services.db.dispose()
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """all-MiniLM-L6-v2 from ../shared/models, loaded once per test process."""
+    from bot.search.embedding import FastEmbedder
+
+    return FastEmbedder(model_dir=MINILM)

@@ -64,6 +64,11 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     p.add_argument("--batch", metavar="FILE", help="one query a line from FILE (or - for stdin), JSON lines out")
     p.set_defaults(func=Lazy("adapters.cli.searching:cmd_search"))
 
+    p = sub.add_parser("embed", help="give every paper its vector, for ranking by meaning too (resumable)")
+    p.add_argument("--status", action="store_true", help="only say how many papers have a vector")
+    p.add_argument("--seconds", type=_positive_seconds, help="stop after about this long (the next run goes on)")
+    p.set_defaults(func=Lazy("adapters.cli.embedding:cmd_embed"))
+
     p = sub.add_parser("console", help="chat with the bot on stdin/stdout")
     p.add_argument("--channel", default="general", help="console channel id (default: general)")
     p.add_argument("--user", default="console", help="member id (default: console)")
@@ -215,6 +220,16 @@ def _positive(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return number
+
+
+def _positive_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return seconds
 
 
 INTERRUPTED = 128 + signal.SIGINT  # 130, as shells report a Ctrl-C

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 
 from bot.search.params import Bm25Params
 
+DEFAULT_METHODS = "bm25,dense,hybrid"
+
 if TYPE_CHECKING:
     from bot.search.engine import SearchBackend
+    from bot.search.evaluation import BeirData, BeirVectors
 
 DEFAULT_SIZES = "10k,100k,1M"
 
@@ -37,7 +40,15 @@ def update_index(search: SearchBackend) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from bot.search.builtin.index import SearchIndex
-    from bot.search.evaluation import BeirFormatError, as_json, describe, evaluate, read_beir
+    from bot.search.evaluation import (
+        METHODS,
+        BeirFormatError,
+        as_json,
+        cross_validated,
+        describe,
+        evaluate,
+        read_beir,
+    )
 
     folder = Path(args.folder)
     try:
@@ -50,9 +61,48 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         return 1
     params = Bm25Params(k1=args.k1, b=args.b)
-    result = evaluate(data, SearchIndex.build, params=params, title_weight=args.title_weight)
-    print(as_json(result) if args.json else describe(result))
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown or not methods:
+        print(f"error: --methods: use some of {', '.join(METHODS)}", file=sys.stderr)
+        return 2
+    wants_meaning = bool(set(methods) - {"bm25"}) or args.cv
+    vectors = _eval_vectors(data, args) if wants_meaning else None
+    if wants_meaning and vectors is None:
+        if args.methods != DEFAULT_METHODS or args.cv:
+            return 1  # meaning was asked for by name: _eval_vectors said why there is none
+        methods = ["bm25"]
+    results = [evaluate(data, SearchIndex.build, params=params, title_weight=args.title_weight, method=m,
+                        vectors=vectors, weight=args.weight) for m in methods]
+    if args.cv and vectors is not None:
+        results.append(cross_validated(data, SearchIndex.build, vectors, params=params))
+    for result in results:
+        print(as_json(result) if args.json else describe(result))
     return 0
+
+
+def _eval_vectors(data: BeirData, args: argparse.Namespace) -> BeirVectors | None:
+    """The folder's vectors under the configured model (made once, then read from the
+    cache), or None with one line on stderr saying why there are none."""
+    from bot.search.embedding import EmbeddingConfig, load_embedder
+    from bot.search.evaluation import embed_beir
+
+    config = EmbeddingConfig.from_env()
+    embedder = load_embedder(config) if config.enabled else None
+    if embedder is None:
+        reason = "embeddings are off" if not config.enabled else "no model loads (see the line above)"
+        print(f"note: only bm25: {reason}", file=sys.stderr)
+        return None
+    cache = Path(args.cache) if args.cache else _default_cache()
+    print(f"embedding {len(data.doc_ids):,} documents with {embedder.name} (once: kept in {cache})",
+          file=sys.stderr)
+    return embed_beir(data, embedder, cache)
+
+
+def _default_cache() -> Path:
+    import os
+
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "paperclub" / "eval"
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -165,5 +215,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--title-weight", type=int, default=1, help="times the title is indexed (default 1)"
     )
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--methods", default=DEFAULT_METHODS,
+                   help="bm25, dense (meaning alone), hybrid (both, as the bot ranks); default all three "
+                        "where a model loads")
+    p.add_argument("--weight", type=float, help="the hybrid's dense weight (default the bot's, 0.5)")
+    p.add_argument("--cv", action="store_true",
+                   help="also the hybrid with its weight chosen by 2-fold cross-validation")
+    p.add_argument("--cache", metavar="DIR",
+                   help="where the documents' vectors are kept (default ~/.cache/paperclub/eval)")
+    p.add_argument("--json", action="store_true", help="print each result as a line of JSON")
     p.set_defaults(func=cmd_eval)

@@ -23,9 +23,10 @@ def open_search(url: str | None, short_lived: bool = False) -> tuple[Library, Se
     db = open_database(url)
     from bot.corpus.library import Library
     from bot.search.builtin import service
+    from bot.search.hybrid import with_meaning
 
     library = Library(db)
-    return library, service.open_search(library, short_lived)
+    return library, with_meaning(service.open_search(library, short_lived), db)
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -111,6 +111,10 @@ def _best_window(found: list[set[str]], width: int) -> int:
     return best
 
 
+# Why a search shows a paper that has none of the query's words.
+NEAR_IN_MEANING = "close in meaning to your words, though it uses none of them"
+
+
 def card(
     paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str = "", full: bool = False,
     added_by: str = "",
@@ -136,7 +140,7 @@ def card(
         # A filter-only search (or a redrawn post) ranks nothing: no score to show.
         score=round(hit.score, 4) if hit and hit.score > 0 else None,
         title_match=bool(hit and hit.title_match),
-        reason=reason,
+        reason=reason or (NEAR_IN_MEANING if hit and hit.by_meaning and not hit.matched else ""),
         tags=list(paper.tags),
         notes=[readable(note) for note in paper.notes] if full else [],
         sources=source_lines(paper) if full else [],

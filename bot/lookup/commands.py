@@ -10,11 +10,13 @@ from bot.feature import Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError
 from bot.messages import Incoming, Reply, counted
 from bot.search.engine import SearchBackend
+from bot.search.hybrid import words_only
 from bot.search.query import Query
 from store.models import Paper
 
 SEARCH_RESULTS = 5
 SIMILAR_RESULTS = 5
+LEXICAL = "--lexical"  # `search --lexical ...`: by words alone, with BM25's exact scores
 QUERY_CHARS = 300  # what a form takes for a search: a query, not a pasted abstract
 
 
@@ -58,10 +60,14 @@ class LookupFeature(Feature):
         ]
 
     def search(self, _incoming: Incoming, args: str) -> Reply:
+        words = args.split()
+        lexical = LEXICAL in words  # exact BM25, words alone
+        if lexical:
+            args = " ".join(word for word in words if word != LEXICAL)
         query = Query.parse(args)
         if query.is_empty():
             raise UsageError("Say what to search for.")
-        index = self.search_service.current()
+        index = words_only(self.search_service.current()) if lexical else self.search_service.current()
         hits = index.search(query, SEARCH_RESULTS)
         spelling = index.spellcheck(query)  # unknown words and what they may have meant
         if not hits:

@@ -35,6 +35,7 @@ from sqlalchemy.exc import ArgumentError
 
 from bot.corpus.fetch import FetchPolicy, feed_count
 from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_HOST, listen_host
+from bot.search.params import DEFAULT_MODEL, MODEL, MODEL_DIR, OFF, ON, SWITCH
 from store.database import DEFAULT_URL, mask_url, resolve_database_url, url_secrets
 
 
@@ -373,6 +374,7 @@ def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
 DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
 LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
 FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
+RELEVANCE = "Relevance (ranking by meaning as well as words)"
 
 
 class CoreSettings(EnvSettings):
@@ -501,6 +503,43 @@ class FeedSettings(EnvSettings):
         return feed_count("PAPERCLUB_FEED_MAX_ENTRIES", value) if isinstance(value, str) else value
 
 
+class EmbeddingSettings(EnvSettings):
+    """The sentence-embedding model search, similar papers and picks rank with besides
+    BM25. Read by bot.search.embedding (below this layer): declared here to be checked
+    and shown."""
+
+    embeddings: Literal["on", "off"] = setting("on", SWITCH, RELEVANCE,
+                                               unset="on: papers with a vector rank by meaning too")
+    embedding_model: str = setting(DEFAULT_MODEL, MODEL, RELEVANCE)
+    model_dir: Path | None = setting(None, MODEL_DIR, RELEVANCE,
+                                     unset="none: the runtime's own download and cache (FASTEMBED_CACHE_PATH)")
+
+    @field_validator("embeddings", mode="before")
+    @classmethod
+    def _switch(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word not in ON + OFF:
+                raise ValueError(f"{value!r}: use on or off")
+            return "on" if word in ON else "off"
+        return value
+
+    @field_validator("embedding_model", mode="before")
+    @classmethod
+    def _model(cls, value: Any) -> Any:
+        return (value.strip() or DEFAULT_MODEL) if isinstance(value, str) else value
+
+    @field_validator("model_dir", mode="before")
+    @classmethod
+    def _model_dir(cls, value: Any) -> Any:
+        if isinstance(value, str) and value.strip():
+            folder = Path(value.strip()).expanduser()
+            if not (folder / "model.onnx").is_file():
+                raise ValueError(f"{value!r} holds no model.onnx: give the folder of an ONNX model and its tokenizer")
+            return folder
+        return None if isinstance(value, str) else value
+
+
 def http_url(raw: str) -> str:
     """An http(s) URL with a host, or ValueError."""
     parts = urlsplit(raw.strip())
@@ -512,4 +551,4 @@ def http_url(raw: str) -> str:
 # The settings every process reads, whatever its features, in the order `config check` shows
 # them; each feature's own come after (bot.app.settings_models), the platforms' from
 # adapters/platforms.py.
-GLOBAL_SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings)
+GLOBAL_SETTINGS: tuple[type[EnvSettings], ...] = (CoreSettings, FeedSettings, EmbeddingSettings)

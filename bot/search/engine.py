@@ -33,6 +33,7 @@ class Hit:
     score: float
     matched: tuple[str, ...]  # the query's stemmed terms this paper contains
     title_match: bool = False  # promoted because the query reads as its title
+    by_meaning: bool = False  # ranked by meaning as well as words (bot.search.hybrid)
 
 
 @runtime_checkable

@@ -563,3 +563,17 @@ def test_a_database_problem_scrubs_the_password_from_what_the_driver_said():
     url = f"postgresql://bob:{DB_PASSWORD}@db/papers"
     line = database_problem(url, "--database-url", RuntimeError(f"login refused for bob:{DB_PASSWORD}\nmore"))
     assert line == "--database-url: cannot connect to postgresql://bob:***@db/papers: login refused for bob:***"
+
+
+def test_the_check_says_whether_the_embedding_model_loads(tmp_path):
+    from tests.conftest import MINILM
+
+    base = {"PAPERCLUB_DATABASE_URL": f"sqlite:///{tmp_path / 'none.db'}"}
+    text, code = check({**base, "PAPERCLUB_MODEL_DIR": str(MINILM)}, connect=True)
+    assert "→ model" in text and "all-MiniLM-L6-v2 loads (384 dimensions)" in text and code == 0
+    text, code = check({**base, "PAPERCLUB_EMBEDDINGS": "off"}, connect=True)
+    assert "off: search, similar and picks rank by words alone" in text and code == 0
+    text, code = check({**base, "PAPERCLUB_MODEL_DIR": str(tmp_path)}, connect=True)
+    assert "PAPERCLUB_MODEL_DIR" in text and "holds no model.onnx" in text and code == 1
+    text, code = check({**base, "PAPERCLUB_EMBEDDINGS": "sometimes"}, connect=False)
+    assert "PAPERCLUB_EMBEDDINGS" in text and "use on or off" in text and code == 1
