@@ -36,7 +36,7 @@ from bot.grammar import Command, Param, UsageError, always, number, require_mana
 from bot.messages import Deliver, Incoming, Reply, counted
 from bot.search.engine import Engine
 from bot.services.fetching import FetchPool, MemberBusy, Stopped
-from bot.services.picks import Candidate
+from bot.services.picks import Candidate, FeedbackSource, Picker
 from bot.services.replies import offered_reason
 from store.models import Paper
 
@@ -63,8 +63,10 @@ class FollowsFeature(Feature):
     settings_model = FollowSettings
 
     def __init__(self, channels: Channels, follows: Follows, ingest: Ingest, lookup: OpenAlex,
-                 clock: Callable[[], datetime]):
+                 clock: Callable[[], datetime], picker: Picker, feedback: FeedbackSource):
         self.channels = channels
+        self.picker = picker  # the digest orders the week's papers as picks are ranked
+        self.feedback = feedback
         self.follows = follows
         self.ingest = ingest
         self.lookup = lookup
@@ -80,7 +82,7 @@ class FollowsFeature(Feature):
         clients = kit.provided(FollowClients) or FollowClients.from_env(kit.env)
         feature = cls(kit.channels, Follows(kit.db),
                       Ingest(kit.db, kit.library, kit.search, clients.arxiv, clients.openalex), clients.lookup,
-                      kit.clock)
+                      kit.clock, kit.posts.picker, kit.votes.feedback)
         kit.posts.sources.append(feature.fresh_candidates)  # fresh picks: the follows' papers first
         return feature
 
@@ -141,8 +143,8 @@ class FollowsFeature(Feature):
 
     def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
         """The week's new papers from the follows, the best for the channel first (by its
-        topics, BM25 over those papers, when it has topics; else the newest), with their
-        numbers so members can `vote`, `nominate` or `add` them, and why each came."""
+        topics and votes, words and meaning, as its picks are ranked; else the newest), with
+        their numbers so members can `vote`, `nominate` or `add` them, and why each came."""
         arrived = list({a.paper_id: a for a in reversed(self.arrivals(channel.id, since, until))}.values())[::-1]
         engine = self.ingest.search.current()
         arrived = [a for a in arrived if engine.title(a.paper_id) is not None]  # still in the library
@@ -150,7 +152,8 @@ class FollowsFeature(Feature):
             return None
         tokenizer = self.ingest.search.tokenizer
         topics = list(dict.fromkeys(tokenizer.tokens(" ".join(channel.topics))))
-        scores = engine.scores(topics, [a.paper_id for a in arrived]) if topics else {}
+        scores = self.picker.relevance(engine, channel, [a.paper_id for a in arrived],
+                                self.feedback([channel.id])[channel.id])
         arrived.sort(key=lambda a: -scores.get(a.paper_id, 0.0))  # stable: ties stay newest first
         top = arrived[:DIGEST_TOP]
         papers = self.ingest.library.get_many(a.paper_id for a in top)

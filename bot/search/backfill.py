@@ -15,7 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.corpus.embedded import Made, StoredVectors
-from bot.search.embedding import Embedder, EmbeddingConfig, FastEmbedder, ModelUnavailable, paper_text, text_hash
+from bot.search.embedding import (
+    Embedder,
+    EmbeddingConfig,
+    FastEmbedder,
+    ModelUnavailable,
+    paper_text,
+    text_hash,
+)
 from bot.search.vectors import quantised
 
 log = logging.getLogger(__name__)

@@ -320,7 +320,8 @@ class Posts:
         offered = self.candidates([j.channel for j in jobs], now)
         for job in jobs:
             excluded, titles = history[job.channel.id]
-            job.pick = self.picker.choose_from(index, job.channel, offered.get(job.channel.id, []), excluded)
+            job.pick = self.picker.choose_from(index, job.channel, offered.get(job.channel.id, []), excluded,
+                                               feedback[job.channel.id])
             if job.pick is None:
                 job.pick = self.picker.choose(index, job.channel, excluded, titles, rankings, feedback[job.channel.id])
         rows = [

@@ -51,16 +51,23 @@ class PostReplies:
         tokenizer = self.tokenizer
         topic_terms = set(tokenizer.tokens(" ".join(channel.topics)))
         on_topic = [t for t in pick.matched if t in topic_terms]
+        close = self._close_in_meaning(pick)
         if pick.reason:  # offered by a candidate source: its reason, then the topics it matches
-            return offered_reason(pick.reason, paper, on_topic, tokenizer) + "."
+            offered = offered_reason(pick.reason, paper, on_topic, tokenizer) + "."
+            return f"{offered} {close}" if close else offered
         parts = []
-        if pick.resembles:
+        if close:
+            parts.append(close)
+        elif pick.resembles:
             liked = self.library.get_many(pick.resembles)
             titles = ", ".join(f"“{readable(liked[p].title)}”" for p in pick.resembles if p in liked)
             parts.append(f"Like papers this channel voted up: {titles}.")
         if on_topic:
             words = matched_words(f"{paper.title} {paper.abstract}", on_topic, tokenizer)
             parts.append(f"Matches this channel's topics: {', '.join(words)}.")
+        if not parts and pick.by_meaning:
+            wanted = "this channel's topics" if channel.topics else "what this channel voted up"
+            parts.append(f"Close in meaning to {wanted}.")
         if not parts and pick.matched:
             words = matched_words(f"{paper.title} {paper.abstract}", pick.matched[:6], tokenizer)
             parts.append(f"Close to what this channel voted up (shares: {', '.join(words)}).")
@@ -72,6 +79,16 @@ class PostReplies:
             "A tour of the corpus: this channel has no topics yet (`topics add WORDS` steers the picks, "
             "and so do votes); chosen to differ from the last posts."
         )
+
+
+    def _close_in_meaning(self, pick: Pick) -> str:
+        """The upvoted papers a pick by meaning is close to, by number and title ("" for a
+        pick by words: it says which papers it shares terms with, as it always did)."""
+        if not (pick.by_meaning and pick.resembles):
+            return ""
+        liked = self.library.get_many(pick.resembles)
+        titles = " and ".join(f"[{p}] “{readable(liked[p].title)}”" for p in pick.resembles if p in liked)
+        return f"Close in meaning to {titles}, which this channel voted up." if titles else ""
 
 
 HEADINGS = {"manual": "Next paper", "discussion": "For discussion"}  # by the post's kind
