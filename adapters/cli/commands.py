@@ -56,7 +56,7 @@ def open_services(url: str | None = None, at: datetime | None = None) -> Service
 def cmd_import(args: argparse.Namespace) -> int:
     # The library and its index alone: an import needs no feature (nor their settings).
     # A day's segment needs no numba; a whole library's build does (and imports it).
-    library, search = open_search(args.database_url, short_lived=True)
+    library, search = open_search(args.database_url, short_lived=True, meaning=False)
     from bot.corpus.feeds import FeedError
     from bot.corpus.records import CorpusFormatError
 

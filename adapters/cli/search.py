@@ -164,7 +164,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench_relevance(args: argparse.Namespace) -> int:
+    from adapters.bench.search.meaning import main  # the bench extra: loaded only here
+
+    return main(["--size", args.size, "--dense-sizes", args.dense_sizes, "--queries", str(args.queries),
+                 "--embed-sample", str(args.embed_sample),
+                 *(["--work-dir", args.work_dir] if args.work_dir else []),
+                 *(["--json", args.json] if args.json else [])])
+
+
 def add_commands(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench-relevance", help="what ranking by meaning costs: dense top-10 at scale, the search "
+                                               "and similar commands with embeddings off and on, memory, throughput")
+    p.add_argument("--size", default="100k", help="papers served (default 100k)")
+    p.add_argument("--dense-sizes", default="100k,1M,2.6M", help="sizes for the dense top-10 alone")
+    p.add_argument("--queries", type=int, default=100, help="queries and similar papers (default 100)")
+    p.add_argument("--embed-sample", type=int, default=256, help="papers embedded to time the model")
+    p.add_argument("--work-dir", help="where the library is built (default: the system temp dir)")
+    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    p.set_defaults(func=cmd_bench_relevance)
+
     p = sub.add_parser("bench", help="time paperclub's search against rank-bm25, bm25s and tantivy")
     p.add_argument(
         "--sizes", default=DEFAULT_SIZES, help=f"synthetic corpus sizes (default {DEFAULT_SIZES})"

@@ -17,21 +17,23 @@ if TYPE_CHECKING:
     from bot.search.engine import Hit, SearchBackend, Searcher
 
 
-def open_search(url: str | None, short_lived: bool = False) -> tuple[Library, SearchBackend]:
+def open_search(url: str | None, short_lived: bool = False, meaning: bool = True) -> tuple[Library, SearchBackend]:
     """The library and its search engine, as bot.app wires them for the bot;
-    `short_lived` for a command that does one thing and exits."""
+    `short_lived` for a command that does one thing and exits; without `meaning`, words
+    alone (an import, which only brings the index up to date, loads no model)."""
     db = open_database(url)
     from bot.corpus.library import Library
     from bot.search.builtin import service
     from bot.search.hybrid import with_meaning
 
     library = Library(db)
-    return library, with_meaning(service.open_search(library, short_lived), db)
+    words = service.open_search(library, short_lived)
+    return library, with_meaning(words, db) if meaning else words
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     # One query: numpy's loops, as importing numba would cost more than the query.
-    library, search = open_search(args.database_url, short_lived=not args.batch)
+    library, search = open_search(args.database_url, short_lived=not args.batch, meaning=not args.lexical)
     if args.batch:
         return run_batch(search, args.batch, args.k)
     text = " ".join(args.query)

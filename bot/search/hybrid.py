@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from bot.corpus.embedded import StoredVectors
 from bot.search.embedding import Embedder, EmbeddingConfig, Vectors, load_embedder
 from bot.search.engine import Hit, SearchBackend, Searcher
@@ -69,12 +71,10 @@ class HybridSearcher:
         words = self.engine.search(query, CANDIDATES)
         meaning = self.embedder.query(query.text)
         among = self._among(query, words)
-        near = self._live(self.vectors.top(meaning, CANDIDATES, among=among))
-        hits = self._fused(terms, words, near, meaning)
-        if words and words[0].title_match:  # the paper whose title was typed stays first
-            first = next(hit for hit in hits if hit.paper_id == words[0].paper_id)
-            hits = [Hit(first.paper_id, first.score, first.matched, True, True), *(h for h in hits if h is not first)]
-        return hits[:k]
+        near = self.vectors.top(meaning, CANDIDATES, among=among)
+        # The paper whose title was typed stays first.
+        first = words[0].paper_id if words and words[0].title_match else None
+        return self._fused(terms, words, near, meaning, k, first)
 
     def ranked(self, text: str, k: int) -> list[Hit]:
         """BM25's ranking of `text` (no filters, no title put first) fused with meaning:
@@ -82,8 +82,7 @@ class HybridSearcher:
         terms = self.tokenizer.tokens(text)
         meaning = self.embedder.query(text)
         words = self.engine.rank(terms, CANDIDATES) if terms else []
-        near = self._live(self.vectors.top(meaning, CANDIDATES))
-        return self._fused(terms, words, near, meaning)[:k]
+        return self._fused(terms, words, self.vectors.top(meaning, CANDIDATES), meaning, k)
 
     def similar(self, paper_id: int, k: int = 5) -> list[Hit]:
         vector = self.vectors.vector(paper_id)
@@ -91,8 +90,7 @@ class HybridSearcher:
             return self.engine.similar(paper_id, k)
         terms = self.engine.distinctive_terms(paper_id, SIMILAR_TERMS)
         words = self.engine.similar(paper_id, CANDIDATES)
-        near = self._live(self.vectors.top(vector, CANDIDATES, excluded={paper_id}))
-        return self._fused(terms, words, near, vector)[:k]
+        return self._fused(terms, words, self.vectors.top(vector, CANDIDATES, excluded={paper_id}), vector, k)
 
     def _among(self, query: Query, words: list[Hit]) -> list[int] | None:
         """The papers meaning may bring in: all (None) without filters; with filters, every
@@ -109,10 +107,13 @@ class HybridSearcher:
         return [(paper, score) for paper, score in near if self.engine.title(paper) is not None]
 
     def _fused(
-        self, terms: list[str], words: list[Hit], near: list[tuple[int, float]], meaning: Vectors
+        self, terms: list[str], words: list[Hit], near: list[tuple[int, float]], meaning: Vectors, k: int,
+        first: int | None = None,
     ) -> list[Hit]:
-        """Every candidate, best first by fused score; the words each matched are named for
-        the best (CARDS) only, which are all a reply shows."""
+        """The k best candidates by fused score (`first` first), each a paper the engine
+        can find: BM25's are; one meaning brought is looked up as it is reached (a merged or
+        deleted paper's vector may linger), not all of them. The words each matched are
+        named for the best (CARDS) only, which are all a reply shows."""
         lexical = {hit.paper_id: hit.score for hit in words}
         candidates = list(dict.fromkeys([*lexical, *(paper for paper, _score in near)]))
         brought = [paper for paper in candidates if paper not in lexical]
@@ -120,9 +121,17 @@ class HybridSearcher:
         dense = dict(near)
         dense.update(self.vectors.similarities(meaning, [p for p in candidates if p not in dense]))
         ranked = fused(lexical, dense, candidates, self.weight)
+        if first is not None:
+            ranked.sort(key=lambda pair: pair[0] != first)  # stable: the rest keep their order
         matched = {hit.paper_id: hit.matched for hit in words}
-        matched.update(self._matched(terms, [paper for paper, _ in ranked[:CARDS] if paper not in matched]))
-        return [Hit(paper, score, matched.get(paper, ()), by_meaning=True) for paper, score in ranked]
+        best: list[tuple[int, float]] = []
+        for paper, score in ranked:
+            if len(best) == k:
+                break
+            if paper in matched or self.engine.title(paper) is not None:
+                best.append((paper, score))
+        matched.update(self._matched(terms, [paper for paper, _ in best[:CARDS] if paper not in matched]))
+        return [Hit(paper, score, matched.get(paper, ()), paper == first, by_meaning=True) for paper, score in best]
 
     def _matched(self, terms: list[str], papers: list[int]) -> dict[int, tuple[str, ...]]:
         """The query's terms each of these papers contains (meaning brought them in, so
@@ -149,6 +158,26 @@ class HybridSearcher:
         `collections` when some are given, none of `excluded`."""
         among = self._in_collections(tuple(collections)) if collections else None
         return self._live(self.vectors.top(vector, k, among=among, excluded=excluded))
+
+    def profile(self, topics: Sequence[str], liked: Sequence[int]) -> Vectors | None:
+        """What a channel reads, as a vector: its topics' meaning plus the mean of the
+        papers it liked (those with a vector), each counting alike; None with neither."""
+        parts: list[Vectors] = []
+        if topics:
+            parts.append(self.text_vector(", ".join(topics)))
+        liked_vectors = [v for v in map(self.vector, liked) if v is not None]
+        if liked_vectors:
+            parts.append(_unit(np.mean(liked_vectors, axis=0)))
+        return _unit(np.sum(parts, axis=0)) if parts else None
+
+    def closest_of(self, papers: Sequence[int], paper_ids: Sequence[int]) -> dict[int, float]:
+        """Each of `paper_ids`' cosine with the closest of `papers` (those with a vector;
+        nothing when none has one)."""
+        closest: dict[int, float] = {}
+        for vector in (v for v in map(self.vector, papers) if v is not None):
+            for paper, cosine in self.closeness(vector, paper_ids).items():
+                closest[paper] = max(closest.get(paper, -1.0), cosine)
+        return closest
 
     def closeness(self, vector: Vectors, paper_ids: Sequence[int]) -> dict[int, float]:
         """The cosine of `vector` with each of these papers that has a vector."""
@@ -216,6 +245,7 @@ class HybridBackend:
         self._version = 0
         self._embedder: Embedder | None = None
         self._tried = False
+        self._searcher: HybridSearcher | None = None
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -225,7 +255,12 @@ class HybridBackend:
         engine = self.words.current()
         vectors = self.vectors()
         embedder = self.embedder() if len(vectors) else None
-        return HybridSearcher(engine, self.tokenizer, vectors, embedder) if embedder is not None else engine
+        if embedder is None:
+            return engine
+        held = self._searcher  # one per index and vectors: what it keeps (collections) lasts
+        if held is None or held.engine is not engine or held.vectors is not vectors:
+            held = self._searcher = HybridSearcher(engine, self.tokenizer, vectors, embedder)
+        return held
 
     def vectors(self) -> VectorMatrix:
         """The papers' vectors under the model, with those written since the last look."""
@@ -278,3 +313,8 @@ def with_meaning(words: SearchBackend, db: Database, env: Mapping[str, str] | No
     the process's environment by default), else ranking by meaning too."""
     config = EmbeddingConfig.from_env(env)
     return HybridBackend(words, StoredVectors(db), config) if config.enabled else words
+
+
+def _unit(vector: Vectors) -> Vectors:
+    unit: Vectors = (vector / max(float(np.linalg.norm(vector)), 1e-9)).astype(np.float32)
+    return unit

@@ -20,10 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
-
 from bot.channels.channels import ChannelSettings
-from bot.search.embedding import Vectors
 from bot.search.engine import Engine, Hit
 from bot.search.fusion import fused, normalised
 from bot.search.hybrid import HybridSearcher
@@ -157,7 +154,7 @@ class Picker:
         else BM25 for its topics (a paper matching none scores 0, or is left out)."""
         topics = list(dict.fromkeys(self.tokenizer.tokens(" ".join(channel.topics))))
         if isinstance(engine, HybridSearcher) and paper_ids:
-            profile = _profile(engine, channel.topics, feedback.liked)
+            profile = engine.profile(channel.topics, feedback.liked)
             if profile is not None:
                 lexical = engine.scores(topics, paper_ids) if topics else {}
                 return dict(fused(lexical, engine.closeness(profile, paper_ids), paper_ids))
@@ -168,7 +165,7 @@ class Picker:
         """The fresh paper closest to the channel's profile, words and meaning fused; only
         one that shares a topic word or is close in meaning (RELEVANT_COSINE) is relevant.
         Without a profile (neither topics nor liked papers with a vector): the newest."""
-        profile = _profile(engine, channel.topics, feedback.liked)
+        profile = engine.profile(channel.topics, feedback.liked)
         if profile is None:
             return Pick(fresh[0].paper_id, (), 0.0, toured=False, reason=fresh[0].reason)
         ids = [c.paper_id for c in fresh]
@@ -214,7 +211,7 @@ class Picker:
         distinctive terms, the lexical stand-in for what they mean, measured worse: three
         upvoted papers on the sea brought "Migration of legacy databases" and "Reef: a
         runtime" ahead of papers on kelp and tuna (tests/search/test_meaning_picks.py)."""
-        profile = _profile(engine, channel.topics, feedback.liked)
+        profile = engine.profile(channel.topics, feedback.liked)
         if profile is None:
             return None
         query = [t for t in self.tokenizer.tokens(" ".join(channel.topics)) for _ in range(TOPIC_WEIGHT)]
@@ -226,7 +223,7 @@ class Picker:
         scores = dict(fused(engine.scores(query, ids) if query else {}, engine.closeness(profile, ids), ids))
         redundancy = self._likeness(engine, self.tokenizer.tokens(" ".join(recent_titles[:RECENT])), ids)
         dislike = self._likeness(engine, penalty_terms, ids)
-        pushed = _pushed_away(engine, feedback.disliked, ids)
+        pushed = normalised(engine.closest_of(feedback.disliked, ids))
 
         def value(paper: int) -> tuple[float, int]:
             penalty = DIVERSITY * redundancy.get(paper, 0.0)
@@ -290,36 +287,6 @@ def _with_resemblance(pick: Pick, liked_terms: dict[int, list[str]]) -> Pick:
     )
     resembles = tuple(pid for count, pid in shared[:2] if count >= 2)
     return Pick(pick.paper_id, pick.matched, pick.score, pick.toured, resembles)
-
-
-def _profile(engine: HybridSearcher, topics: list[str] | tuple[str, ...], liked: tuple[int, ...]) -> Vectors | None:
-    """What the channel reads, as a vector: its topics' meaning plus the mean of the
-    papers it liked (those with a vector), each counting alike; None with neither."""
-    parts: list[Vectors] = []
-    if topics:
-        parts.append(engine.text_vector(", ".join(topics)))
-    liked_vectors = [v for v in map(engine.vector, liked) if v is not None]
-    if liked_vectors:
-        mean = np.mean(liked_vectors, axis=0)
-        parts.append(mean / max(float(np.linalg.norm(mean)), 1e-9))
-    if not parts:
-        return None
-    profile = np.sum(parts, axis=0)
-    unit: Vectors = (profile / max(float(np.linalg.norm(profile)), 1e-9)).astype(np.float32)
-    return unit
-
-
-def _pushed_away(engine: HybridSearcher, disliked: tuple[int, ...], ids: list[int]) -> dict[int, float]:
-    """How close each candidate is to the disliked paper nearest it (0..1 over the
-    candidates; nothing without disliked papers that have vectors)."""
-    vectors = [v for v in map(engine.vector, disliked) if v is not None]
-    if not vectors:
-        return {}
-    closest: dict[int, float] = {}
-    for vector in vectors:
-        for paper, cosine in engine.closeness(vector, ids).items():
-            closest[paper] = max(closest.get(paper, -1.0), cosine)
-    return normalised(closest)
 
 
 def _closest_liked(engine: HybridSearcher, paper: int, liked: tuple[int, ...]) -> tuple[int, ...]:

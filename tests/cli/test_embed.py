@@ -40,6 +40,8 @@ def test_embed_gives_every_paper_a_vector_once_and_search_finds_by_meaning(tmp_p
     assert hits[0]["reason"] == "close in meaning to your words, though it uses none of them"
     off = paperclub("search", "traffic", "accidents", cwd=tmp_path, env={**env, "PAPERCLUB_EMBEDDINGS": "off"})
     assert "No papers match" in off.stdout  # switched off: exactly the lexical search
+    lexical = paperclub("search", "--lexical", "traffic", "accidents", cwd=tmp_path, env=env)
+    assert "No papers match" in lexical.stdout
 
 
 def test_embed_without_a_model_says_why_and_changes_nothing(tmp_path):

@@ -281,3 +281,21 @@ def test_a_model_that_will_not_load_is_said_once(db, caplog):
     job()
     job()
     assert caplog.text.count("not embedding new papers: m: not in the runtime's cache") == 1
+
+
+def test_the_search_command_by_meaning_and_by_words_alone(sqlite_db, minilm):
+    from adapters.console import ConsoleSession
+    from bot.app import build_services
+
+    library_of(sqlite_db)
+    embed_pending(StoredVectors(sqlite_db), minilm)
+    services = build_services(sqlite_db.url, env={"PAPERCLUB_MODEL_DIR": str(MINILM)})
+    member = ConsoleSession(services.core, channel="c", user="u")
+    reply = member.send("search traffic accidents")
+    assert reply.cards[0].title == "Vehicle collisions on motorways"
+    assert reply.cards[0].reason == "close in meaning to your words, though it uses none of them"
+    assert "No papers match" in member.send("search --lexical traffic accidents").text
+    words = member.send("search --lexical molecules").cards
+    assert [c.title for c in words] == ["Graph neural networks for molecules"] and words[0].score > 1  # BM25's own
+    similar = member.send(f"similar {reply.cards[0].paper_id}")
+    assert similar.ok and reply.cards[0].paper_id not in [c.paper_id for c in similar.cards]

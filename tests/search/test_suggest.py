@@ -145,7 +145,8 @@ def test_suggestions_survive_the_index_being_saved_and_loaded(seeded_copy):
     services = build_services(seeded_copy)
     try:
         built = services.search.current()
-        reloaded = SearchService(services.search.loader, index_dir=services.search.store.root)
+        words = getattr(services.search, "words", services.search)  # the engine's own, under a hybrid one
+        reloaded = SearchService(words.loader, index_dir=words.store.root)
         loaded = reloaded.current()
         assert loaded.content.spelling.words.to_list() == built.content.spelling.words.to_list()
         assert loaded.spellcheck(Query.parse(ISSUE_EXAMPLE)).corrections == {

@@ -1,0 +1,186 @@
+"""`paperclub bench-relevance`: what ranking by meaning costs.
+
+- dense top-10 by brute force over random unit vectors (their values do not change the
+  time) at each of `dense_sizes`: the part of a search that grows with the library;
+- at `size` papers of the realistic corpus (imported as `paperclub bench --whole` does),
+  each with a random vector stored as the bot stores them: the bot's whole `search`
+  command and `similar` with embeddings off and on (the real model embeds each query),
+  the serving process's peak memory both ways, and the vectors' bytes in the database;
+- the model's throughput on the corpus's abstracts (`embed_sample` papers), and so the
+  time a day's 1,000 new papers take.
+
+Each serving measurement runs in a process of its own, so its peak is its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from adapters.bench.search.realistic import CorpusChoice
+from adapters.bench.search.runner import _in_child, _peak_mb, _percentiles, _write_step
+from adapters.bench.search.synthetic import size_label
+
+DIMENSION = 384
+DAY = 1_000
+
+
+def dense_top10_ms(size: int, queries: int = 50, seed: int = 1) -> dict[str, float]:
+    """p50/p99 of one dense top-10 over `size` random unit vectors (float32, as served)."""
+    from bot.search.vectors import VectorMatrix
+
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((size, DIMENSION), dtype=np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    matrix = VectorMatrix("bench", np.arange(size, dtype=np.int64), rows)
+    del rows
+    asked = rng.standard_normal((queries, DIMENSION), dtype=np.float32)
+    latencies = []
+    for query in asked:
+        started = time.perf_counter()
+        matrix.top(query / np.linalg.norm(query), 10)
+        latencies.append((time.perf_counter() - started) * 1000)
+    return {**_percentiles(latencies), "matrix_mb": matrix.nbytes / 2**20}
+
+
+def _import(directory: Path, size: int, corpus: CorpusChoice) -> str:
+    sources = _in_child(_write_step, size, directory, corpus)["files"]
+    database = f"sqlite:///{directory / 'bench.db'}"
+    subprocess.run([sys.executable, "-m", "adapters.cli", "--database-url", database, "import", "--collection",
+                    "bench", *sources], check=True, capture_output=True)
+    return database
+
+
+def _random_vectors(database: str, model: str) -> dict[str, float]:
+    """A random unit vector for every paper, stored as `paperclub embed` stores them;
+    the database's growth in bytes."""
+    from bot.corpus.embedded import Made, StoredVectors
+    from bot.search.vectors import quantised
+    from store import Database
+
+    db = Database(database)
+    path = Path(database.removeprefix("sqlite:///"))
+    before = path.stat().st_size
+    stored = StoredVectors(db)
+    with db.session() as session:
+        from sqlalchemy import select
+
+        from store.models import Paper
+
+        ids = list(session.scalars(select(Paper.id).order_by(Paper.id)))
+    rng = np.random.default_rng(2)
+    started = time.perf_counter()
+    for start in range(0, len(ids), 5000):
+        chunk = ids[start:start + 5000]
+        rows = rng.standard_normal((len(chunk), DIMENSION), dtype=np.float32)
+        rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+        stored.save(model, [Made(p, "bench", *quantised(r)) for p, r in zip(chunk, rows, strict=True)])
+    seconds = time.perf_counter() - started
+    db.dispose()
+    return {"papers": len(ids), "vectors_mb": (path.stat().st_size - before) / 2**20, "store_s": seconds}
+
+
+def _serve_step(database: str, env: dict[str, str], queries: list[str], similar: list[int]) -> dict[str, Any]:
+    """The bot's whole `search` and `similar` commands, as `paperclub bench --whole` times
+    search, in a process whose environment is `env`."""
+    os.environ.update(env)
+    from bot.app import build_services
+    from bot.messages import ChannelRef, Incoming, UserRef
+
+    services = build_services(database)
+    core = services.core
+    where, member = ChannelRef("console", "bench", "search"), UserRef("console", "u", "U")
+    started = time.perf_counter()
+    index = services.search.warm()
+    warm_s = time.perf_counter() - started
+
+    def timed(lines: list[str]) -> list[float]:
+        latencies = []
+        for line in lines + lines:  # the first pass warms the caches, the second counts
+            started = time.perf_counter()
+            reply = core.handle(Incoming(where, member, line))
+            latencies.append((time.perf_counter() - started) * 1000)
+            if not reply.ok:
+                raise RuntimeError(f"{line!r}: {reply.text}")
+        return latencies[len(lines):]
+
+    search = _percentiles(timed([f"search {q}" for q in queries]))
+    alike = _percentiles(timed([f"similar {p}" for p in similar]))
+    return {"search": search, "similar": alike, "peak_mb": _peak_mb(), "warm_s": warm_s,
+            "hybrid": type(index).__name__ == "HybridSearcher"}
+
+
+def _throughput(directory: Path, size: int, corpus: CorpusChoice, sample: int, model_dir: str | None) -> float:
+    """Papers a second the model embeds, on `sample` of the corpus's papers."""
+    from bot.search.embedding import FastEmbedder
+
+    model = FastEmbedder(model_dir=Path(model_dir) if model_dir else None)
+    texts = [f"{p.title}. {p.text}" for _, p in zip(range(sample), corpus.papers(size), strict=False)]
+    model.documents(texts[:32])  # the first batch pays for the session's set-up
+    started = time.perf_counter()
+    model.documents(texts)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def run(size: int, dense_sizes: list[int], queries: int, embed_sample: int, work: Path,
+        log: Callable[[str], None]) -> dict[str, Any]:
+    from bot.search.params import DEFAULT_MODEL, MODEL_DIR
+
+    model_dir = os.environ.get(MODEL_DIR)
+    result: dict[str, Any] = {"size": size, "model_dir": model_dir, "dense": {}}
+    for n in dense_sizes:
+        result["dense"][size_label(n)] = _in_child(dense_top10_ms, n)
+        d = result["dense"][size_label(n)]
+        log(f"dense top-10 over {size_label(n)} vectors: p50 {d['p50_ms']:.1f} ms, p99 {d['p99_ms']:.1f} ms, "
+            f"{d['matrix_mb']:.0f} MB")
+    corpus = CorpusChoice()
+    directory = work / f"relevance-{size_label(size)}"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    database = _import(directory, size, corpus)
+    result["store"] = _random_vectors(database, DEFAULT_MODEL)
+    log(f"{size_label(size)} vectors in the database: {result['store']['vectors_mb']:.1f} MB")
+    asked = corpus.queries(queries, among=min(size, 10_000))
+    similar = list(range(1, size + 1, max(size // queries, 1)))[:queries]
+    for label, env in (("words", {"PAPERCLUB_EMBEDDINGS": "off"}), ("both", {"PAPERCLUB_EMBEDDINGS": "on"})):
+        served = _in_child(_serve_step, database, env, asked, similar)
+        result[label] = served
+        log(f"{label}: search p50 {served['search']['p50_ms']:.1f} / p99 {served['search']['p99_ms']:.1f} ms, "
+            f"similar p50 {served['similar']['p50_ms']:.1f} / p99 {served['similar']['p99_ms']:.1f} ms, "
+            f"peak {served['peak_mb']:.0f} MB (hybrid: {served['hybrid']})")
+    rate = _in_child(_throughput, directory, size, corpus, embed_sample, model_dir)
+    result["papers_per_s"], result["day_s"] = rate, DAY / rate
+    log(f"embedding: {rate:.1f} papers/s; a day's {DAY:,} new papers in {DAY / rate:.0f} s")
+    shutil.rmtree(directory, ignore_errors=True)
+    return result
+
+
+def main(args: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    from adapters.bench.search.synthetic import parse_size
+
+    parser = argparse.ArgumentParser(prog="paperclub bench-relevance", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", default="100k", help="papers served (default 100k)")
+    parser.add_argument("--dense-sizes", default="100k,1M,2.6M", help="sizes for the dense top-10 alone")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--embed-sample", type=int, default=256, help="papers embedded to time the model")
+    parser.add_argument("--work-dir", help="where the library is built (default: the system temp dir)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures here")
+    ns = parser.parse_args(args)
+    work = Path(ns.work_dir or tempfile.gettempdir())
+    result = run(parse_size(ns.size), [parse_size(s) for s in ns.dense_sizes.split(",") if s.strip()], ns.queries,
+                 ns.embed_sample, work, lambda line: print(line, flush=True))
+    if ns.json:
+        Path(ns.json).write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0
