@@ -145,24 +145,34 @@ class PaperSource(Base):
     paper: Mapped[Paper] = relationship(back_populates="sources")
 
 
+class EmbeddingModel(Base):
+    """An embedding model vectors were made with, by name (bot.search.embedding): each
+    vector names it by this row's small number, not by its name (38 bytes a paper, three
+    times over with the keys, were a fifth of the vectors' size)."""
+
+    __tablename__ = "embedding_models"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+
+
 class PaperVector(Base):
-    """A paper's vector under one embedding model (bot.search.embedding): its title and
-    abstract as int8 codes and the scale that turns them back into a unit vector. Kept in
-    the database, so that several processes embed each paper once and every one reads it;
-    `text_hash` tells a vector of a changed abstract, which is embedded again."""
+    """A paper's vector under one embedding model: its title and abstract as int8 codes
+    and the scale that turns them back into a unit vector. Kept in the database, so that
+    several processes embed each paper once and every one reads it; `text_hash` tells a
+    vector of a changed abstract, which is embedded again."""
 
     __tablename__ = "paper_vectors"
+    __table_args__ = (Index("ix_paper_vectors_model_version", "model_id", "version"),)
 
     paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
-    model: Mapped[str] = mapped_column(String(200), primary_key=True)
-    text_hash: Mapped[str] = mapped_column(String(32))
+    model_id: Mapped[int] = mapped_column(ForeignKey("embedding_models.id", ondelete="CASCADE"), primary_key=True)
+    text_hash: Mapped[str] = mapped_column(String(16))
     codes: Mapped[bytes] = mapped_column(LargeBinary)
     scale: Mapped[float] = mapped_column(Float)
     # CorpusState.vectors_version of the write that stored it: a process that read the
     # vectors up to some version reads only the newer ones.
     version: Mapped[int] = mapped_column(default=0)
-
-    __table_args__ = (Index("ix_paper_vectors_model_version", "model", "version"),)
 
 
 class CorpusState(Base):

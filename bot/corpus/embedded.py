@@ -9,14 +9,15 @@ nothing of models.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import delete, func, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from bot.corpus.revisions import current_revision, ensure_state
 from store import Database
-from store.models import CorpusState, Paper, PaperVector
+from store.database import upsert_insert
+from store.models import CorpusState, EmbeddingModel, Paper, PaperVector
 
 _VERSION = select(CorpusState.vectors_version).where(CorpusState.id == 1)  # built once: read before every search
 # Papers read per query while looking for those that need a vector.
@@ -43,6 +44,7 @@ class Made:
 @dataclass(eq=False)
 class StoredVectors:
     db: Database
+    _models: dict[str, int] = field(default_factory=dict, repr=False)  # name -> number, once known
 
     def pending(
         self,
@@ -59,7 +61,8 @@ class StoredVectors:
             with self.db.session() as session:
                 rows = session.execute(
                     select(Paper.id, Paper.title, Paper.abstract, PaperVector.text_hash)
-                    .outerjoin(PaperVector, (PaperVector.paper_id == Paper.id) & (PaperVector.model == model))
+                    .outerjoin(PaperVector, (PaperVector.paper_id == Paper.id)
+                               & (PaperVector.model_id == self._model_id(model)))
                     .where(Paper.id > after)
                     .order_by(Paper.id)
                     .limit(PAGE)
@@ -80,16 +83,17 @@ class StoredVectors:
         if not made:
             return
         ids = [m.paper_id for m in made]
+        model_id = self._model_id(model, make=True)
         with self.db.session() as session:
             version = _next_version(session)
             present = set(session.scalars(select(Paper.id).where(Paper.id.in_(ids))))
             session.execute(
                 delete(PaperVector).where(
-                    tuple_(PaperVector.paper_id, PaperVector.model).in_([(i, model) for i in ids])
+                    tuple_(PaperVector.paper_id, PaperVector.model_id).in_([(i, model_id) for i in ids])
                 )
             )
             session.add_all(
-                PaperVector(paper_id=m.paper_id, model=model, text_hash=m.text_hash, codes=m.codes,
+                PaperVector(paper_id=m.paper_id, model_id=model_id, text_hash=m.text_hash, codes=m.codes,
                             scale=m.scale, version=version)
                 for m in made
                 if m.paper_id in present
@@ -109,7 +113,7 @@ class StoredVectors:
             with self.db.session() as session:
                 page = session.execute(
                     select(PaperVector.paper_id, PaperVector.codes, PaperVector.scale)
-                    .where(PaperVector.model == model, PaperVector.version > since)
+                    .where(PaperVector.model_id == self._model_id(model), PaperVector.version > since)
                     .where(PaperVector.paper_id > after)
                     .order_by(PaperVector.paper_id)
                     .limit(PAGE * 10)
@@ -122,8 +126,24 @@ class StoredVectors:
 
     def count(self, model: str) -> int:
         with self.db.session() as session:
-            counted = select(func.count()).select_from(PaperVector).where(PaperVector.model == model)
+            counted = select(func.count()).select_from(PaperVector).where(PaperVector.model_id == self._model_id(model))
             return int(session.scalar(counted) or 0)
+
+    def _model_id(self, model: str, make: bool = False) -> int:
+        """The model's number (store.models.EmbeddingModel); -1, which no vector has, for
+        a model nothing was stored under, unless `make` (a write) adds it."""
+        known = self._models.get(model)
+        if known is not None:
+            return known
+        with self.db.session() as session:
+            if make:  # one row per name, whichever process adds it first
+                session.execute(upsert_insert(session, EmbeddingModel).values(name=model)
+                                .on_conflict_do_nothing(index_elements=["name"]))
+            found = session.scalar(select(EmbeddingModel.id).where(EmbeddingModel.name == model))
+        if found is None:
+            return -1
+        self._models[model] = int(found)
+        return int(found)
 
     def corpus_revision(self) -> int:
         """The corpus's revision: no paper needs a vector that did not when it was last this."""
