@@ -44,6 +44,7 @@ def no_database_commands(tmp: Path) -> dict[tuple[str, ...], tuple[list[str], in
         ("eval",): ([str(_beir_folder(tmp))], 0),
         # A temporary SQLite file unless `--database-url` names a scratch database.
         ("bench-ingest",): (["--papers", "20", "--follows", "2"], 0),
+        ("bench-relevance",): (["--size", "200"], 1),  # its own refusal: no model (PAPERCLUB_MODEL_DIR)
     }
 
 

@@ -182,6 +182,12 @@ def main(args: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", help="where the library is built (default: the system temp dir)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures here")
     ns = parser.parse_args(args)
+    from bot.search.embedding import EmbeddingConfig, load_embedder
+
+    if load_embedder(EmbeddingConfig.from_env()) is None:  # one log line said why
+        print("error: bench-relevance needs the model: set PAPERCLUB_MODEL_DIR to its folder, or let "
+              "`paperclub embed` download it", file=sys.stderr)
+        return 1
     work = Path(ns.work_dir or tempfile.gettempdir())
     result = run(parse_size(ns.size), [parse_size(s) for s in ns.dense_sizes.split(",") if s.strip()], ns.queries,
                  ns.embed_sample, work, lambda line: print(line, flush=True))
