@@ -105,7 +105,9 @@ def test_a_new_platforms_secret_is_redacted_from_the_logs_and_its_variables_must
     assert secrets_in({"TOY_TOKEN": TOKEN, "TOY_ROOM": "attic"}, secret_variables()) == [TOKEN]
     assert {"SLACK_BOT_TOKEN", "SLACK_CLIENT_SECRET", "DISCORD_TOKEN"} <= secret_variables()  # theirs too
     written = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
-    assert undocumented(code_sources(), written) == ["TOY_ROOM", "TOY_TOKEN"]  # the page as written
+    # The page as written does not name them (nor need it name a new feature's own variables,
+    # which the manual as built lists too: whatever else it lacks is that)...
+    assert {"TOY_ROOM", "TOY_TOKEN"} <= set(undocumented(code_sources(), written))
     # ... and the manual as built lists them from the toy's settings, with no edit to the page.
     assert undocumented(code_sources(), configuration_page()) == []
     assert "| `TOY_ROOM` | Toy | the lobby |" in configuration_page()
