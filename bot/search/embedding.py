@@ -124,15 +124,15 @@ class FastEmbedder:
         if not texts:
             return np.zeros((0, getattr(self, "_dimension", 0)), dtype=np.float32)
         rows: Vectors = np.asarray(list(self._model.embed(list(texts), batch_size=BATCH)), dtype=np.float32)
-        return _unit(rows)
+        return unit(rows)
 
     def query(self, text: str) -> Vectors:
         rows: Vectors = np.asarray(list(self._model.query_embed([text])), dtype=np.float32)
-        first: Vectors = _unit(rows)[0]
+        first: Vectors = unit(rows)[0]
         return first
 
 
-def _unit(rows: Vectors) -> Vectors:
+def unit(rows: Vectors) -> Vectors:
     """Rows scaled to length 1 (models that already normalise are left as they are, up to
     rounding), so that a dot product is a cosine."""
     norms = np.linalg.norm(rows, axis=-1, keepdims=True)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bot.corpus.embedded import StoredVectors
-from bot.search.embedding import Embedder, EmbeddingConfig, Vectors, load_embedder
+from bot.search.embedding import Embedder, EmbeddingConfig, Vectors, load_embedder, unit
 from bot.search.engine import Hit, SearchBackend, Searcher
 from bot.search.fusion import DENSE_WEIGHT, fused
 from bot.search.query import Query
@@ -167,8 +167,8 @@ class HybridSearcher:
             parts.append(self.text_vector(", ".join(topics)))
         liked_vectors = [v for v in map(self.vector, liked) if v is not None]
         if liked_vectors:
-            parts.append(_unit(np.mean(liked_vectors, axis=0)))
-        return _unit(np.sum(parts, axis=0)) if parts else None
+            parts.append(unit(np.mean(liked_vectors, axis=0)))
+        return unit(np.sum(parts, axis=0)) if parts else None
 
     def closest_of(self, papers: Sequence[int], paper_ids: Sequence[int]) -> dict[int, float]:
         """Each of `paper_ids`' cosine with the closest of `papers` (those with a vector;
@@ -313,8 +313,3 @@ def with_meaning(words: SearchBackend, db: Database, env: Mapping[str, str] | No
     the process's environment by default), else ranking by meaning too."""
     config = EmbeddingConfig.from_env(env)
     return HybridBackend(words, StoredVectors(db), config) if config.enabled else words
-
-
-def _unit(vector: Vectors) -> Vectors:
-    unit: Vectors = (vector / max(float(np.linalg.norm(vector)), 1e-9)).astype(np.float32)
-    return unit
