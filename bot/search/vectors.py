@@ -3,7 +3,10 @@
 Stored, a unit vector is 384 signed bytes and one scale (int8 codes: a quarter of float32,
 38 MB per 100k papers, with no loss measured on SciFact); read, the codes of every paper
 one model embedded become one float32 matrix, in paper id order, that a query's vector
-is multiplied with: the dense top-k is exact (brute force), not approximate.
+is multiplied with. The dense top-k is exact (brute force) below NEIGHBOURS_FROM papers;
+from there, once its index is built (bot.search.neighbours, in the background), that
+index proposes candidates and their own vectors score them, so scores stay exact and only
+a rare true neighbour can be missed.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bot.search.embedding import Vectors
+from bot.search.neighbours import NEIGHBOURS_FROM, OVERFETCH, NeighbourIndex
 
 Codes = npt.NDArray[np.int8]
 
@@ -38,6 +42,7 @@ class VectorMatrix:
         self.model = model
         self.paper_ids = np.ascontiguousarray(paper_ids[order])
         self.rows = np.ascontiguousarray(rows[order], dtype=np.float32)
+        self.neighbours: NeighbourIndex | None = None
 
     @classmethod
     def from_stored(
@@ -65,11 +70,28 @@ class VectorMatrix:
         if not len(newer):
             return self
         keep = ~np.isin(self.paper_ids, newer.paper_ids)
-        return VectorMatrix(
+        matrix = VectorMatrix(
             self.model,
             np.concatenate([self.paper_ids[keep], newer.paper_ids]),
             np.concatenate([self.rows[keep], newer.rows]),
         )
+        if self.neighbours is not None:  # shared: this matrix's searches rescore what they lack away
+            self.neighbours.add(newer.paper_ids, newer.rows)
+            matrix.neighbours = self.neighbours
+        return matrix
+
+    def wants_index(self) -> bool:
+        """Whether a neighbour index should be built: large enough, and none yet or one
+        trained on less than half of what there is now."""
+        if len(self) < NEIGHBOURS_FROM:
+            return False
+        return self.neighbours is None or len(self) > 2 * self.neighbours.trained_on
+
+    def indexed(self) -> VectorMatrix:
+        """This matrix with its neighbour index built now (bot.search.hybrid builds it in
+        the background instead)."""
+        self.neighbours = NeighbourIndex.build(self.paper_ids, self.rows)
+        return self
 
     @classmethod
     def empty(cls, model: str, dimension: int) -> VectorMatrix:
@@ -80,7 +102,8 @@ class VectorMatrix:
 
     @property
     def nbytes(self) -> int:
-        return int(self.rows.nbytes + self.paper_ids.nbytes)
+        index = self.neighbours.nbytes if self.neighbours is not None else 0
+        return int(self.rows.nbytes + self.paper_ids.nbytes + index)
 
     def rows_of(self, paper_ids: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
         """The given papers that have a vector, and their rows."""
@@ -109,11 +132,7 @@ class VectorMatrix:
     ) -> list[tuple[int, float]]:
         """The k papers closest to `query` (ties to the lower id), only of `among` when
         given, none of `excluded`."""
-        if among is not None:
-            ids, rows = self.rows_of(sorted(among))
-            scores = self.rows[rows] @ query
-        else:
-            ids, scores = self.paper_ids, self.rows @ query
+        ids, scores = self._scored(query, k, among, excluded)
         if excluded:
             keep = ~np.isin(ids, np.fromiter(excluded, dtype=np.int64))
             ids, scores = ids[keep], scores[keep]
@@ -129,3 +148,15 @@ class VectorMatrix:
             best = np.arange(len(ids))
         best = best[np.lexsort((ids[best], -scores[best]))][:k]
         return list(zip(ids[best].tolist(), scores[best].tolist(), strict=True))
+
+    def _scored(
+        self, query: Vectors, k: int, among: Collection[int] | None, excluded: Collection[int]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """The papers a top-k looks at, with their cosines: `among`, or the index's
+        candidates when there is one, or every paper."""
+        if among is None and self.neighbours is not None:
+            among = self.neighbours.candidates(query, (k + len(excluded)) * OVERFETCH).tolist()
+        if among is not None:
+            ids, rows = self.rows_of(sorted(among))
+            return ids, self.rows[rows] @ query
+        return self.paper_ids, self.rows @ query

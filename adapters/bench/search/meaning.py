@@ -1,12 +1,17 @@
 """`paperclub bench-relevance`: what ranking by meaning costs.
 
-- dense top-10 by brute force over random unit vectors (their values do not change the
-  time) at each of `dense_sizes`: the part of a search that grows with the library;
+- dense top-10 at each of `dense_sizes`, the part of a search that grows with the
+  library: by brute force, and through the neighbour index the bot builds from
+  NEIGHBOURS_FROM papers (its build time, latency, and how many of brute force's top-10
+  it finds). The vectors are made like real ones: the model's vectors of the bundled
+  seed abstracts, mixed three at a time with a little noise (uniformly random vectors
+  have no neighbours to find); the queries are the model's vectors of held-out seed
+  titles;
 - at `size` papers of the realistic corpus (imported as `paperclub bench --whole` does),
   each with a random vector stored as the bot stores them: the bot's whole `search`
   command and `similar` with embeddings off and on (the real model embeds each query),
   the serving process's peak memory both ways, and the vectors' bytes in the database;
-- the model's throughput on the corpus's abstracts (`embed_sample` papers), and so the
+- the model's throughput on `embed_sample` seed abstracts (real ones), and so the
   time a day's 1,000 new papers take.
 
 Each serving measurement runs in a process of its own, so its peak is its own.
@@ -35,22 +40,48 @@ DIMENSION = 384
 DAY = 1_000
 
 
-def dense_top10_ms(size: int, queries: int = 50, seed: int = 1) -> dict[str, float]:
-    """p50/p99 of one dense top-10 over `size` random unit vectors (float32, as served)."""
+def mixed_vectors(anchors: np.ndarray, size: int, seed: int = 1) -> np.ndarray:
+    """`size` unit vectors like a library's: each a random mix of three real vectors
+    plus noise a third of a vector's length."""
+    rng = np.random.default_rng(seed)
+    rows = np.empty((size, anchors.shape[1]), dtype=np.float32)
+    for start in range(0, size, 65_536):
+        n = min(65_536, size - start)
+        weights = rng.dirichlet((1.0, 1.0, 1.0), n).astype(np.float32)
+        mixed = np.einsum("nk,nkd->nd", weights, anchors[rng.integers(0, len(anchors), (n, 3))])
+        mixed += rng.standard_normal(mixed.shape, dtype=np.float32) * np.float32(0.33 / np.sqrt(anchors.shape[1]))
+        rows[start:start + n] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+    return rows
+
+
+def dense_top10_ms(size: int, anchors: list[list[float]], queries: list[list[float]]) -> dict[str, float]:
+    """Dense top-10 over `size` vectors as served: by brute force, then through the
+    neighbour index (p50/p99, build seconds, recall of brute force's top-10)."""
     from bot.search.vectors import VectorMatrix
 
-    rng = np.random.default_rng(seed)
-    rows = rng.standard_normal((size, DIMENSION), dtype=np.float32)
-    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    rows = mixed_vectors(np.asarray(anchors, dtype=np.float32), size)
     matrix = VectorMatrix("bench", np.arange(size, dtype=np.int64), rows)
     del rows
-    asked = rng.standard_normal((queries, DIMENSION), dtype=np.float32)
-    latencies = []
+    asked = np.asarray(queries, dtype=np.float32)
+    exact, brute = _timed_tops(matrix, asked)
+    result = {**_percentiles(brute), "matrix_mb": matrix.nbytes / 2**20}
+    started = time.perf_counter()
+    matrix.indexed()
+    result["index_build_s"] = time.perf_counter() - started
+    found, indexed = _timed_tops(matrix, asked)
+    index = _percentiles(indexed)
+    result.update(index_p50_ms=index["p50_ms"], index_p99_ms=index["p99_ms"], index_mb=matrix.nbytes / 2**20,
+                  recall_at_10=float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, exact, strict=True)])))
+    return result
+
+
+def _timed_tops(matrix: Any, asked: np.ndarray) -> tuple[list[list[int]], list[float]]:
+    tops, latencies = [], []
     for query in asked:
         started = time.perf_counter()
-        matrix.top(query / np.linalg.norm(query), 10)
+        tops.append([paper for paper, _ in matrix.top(query, 10)])
         latencies.append((time.perf_counter() - started) * 1000)
-    return {**_percentiles(latencies), "matrix_mb": matrix.nbytes / 2**20}
+    return tops, latencies
 
 
 def _import(directory: Path, size: int, corpus: CorpusChoice) -> str:
@@ -123,16 +154,22 @@ def _serve_step(database: str, env: dict[str, str], queries: list[str], similar:
             "hybrid": type(index).__name__ == "HybridSearcher"}
 
 
-def _throughput(directory: Path, size: int, corpus: CorpusChoice, sample: int, model_dir: str | None) -> float:
-    """Papers a second the model embeds, on `sample` of the corpus's papers."""
-    from bot.search.embedding import FastEmbedder
+def _embedding_step(sample: int, queries: int, model_dir: str | None) -> dict[str, Any]:
+    """Papers a second the model embeds, on `sample` of the bundled seed abstracts (real
+    ones); those vectors, and `queries` held-out titles', for the dense measurements."""
+    from adapters.bench.search.synthetic import seed_records
+    from bot.search.embedding import FastEmbedder, paper_text
 
     model = FastEmbedder(model_dir=Path(model_dir) if model_dir else None)
-    texts = [f"{p.title}. {p.text}" for _, p in zip(range(sample), corpus.papers(size), strict=False)]
+    records = seed_records()
+    texts = [paper_text(r.title, r.abstract or "") for r in records[:sample]]
     model.documents(texts[:32])  # the first batch pays for the session's set-up
     started = time.perf_counter()
-    model.documents(texts)
-    return len(texts) / (time.perf_counter() - started)
+    vectors = model.documents(texts)
+    rate = len(texts) / (time.perf_counter() - started)
+    held_out = [r.title for r in records[sample:]][:queries] or [r.title for r in records[:queries]]
+    return {"papers_per_s": rate, "anchors": vectors.tolist(),
+            "queries": [model.query(title).tolist() for title in held_out]}
 
 
 def run(size: int, dense_sizes: list[int], queries: int, embed_sample: int, work: Path,
@@ -141,11 +178,15 @@ def run(size: int, dense_sizes: list[int], queries: int, embed_sample: int, work
 
     model_dir = os.environ.get(MODEL_DIR)
     result: dict[str, Any] = {"size": size, "model_dir": model_dir, "dense": {}}
+    embedded = _in_child(_embedding_step, embed_sample, queries, model_dir)
+    rate = result["papers_per_s"] = embedded["papers_per_s"]
+    result["day_s"] = DAY / rate
+    log(f"embedding: {rate:.1f} papers/s; a day's {DAY:,} new papers in {DAY / rate:.0f} s")
     for n in dense_sizes:
-        result["dense"][size_label(n)] = _in_child(dense_top10_ms, n)
-        d = result["dense"][size_label(n)]
-        log(f"dense top-10 over {size_label(n)} vectors: p50 {d['p50_ms']:.1f} ms, p99 {d['p99_ms']:.1f} ms, "
-            f"{d['matrix_mb']:.0f} MB")
+        d = result["dense"][size_label(n)] = _in_child(dense_top10_ms, n, embedded["anchors"], embedded["queries"])
+        log(f"dense top-10 over {size_label(n)} vectors: brute force p50 {d['p50_ms']:.1f} / p99 {d['p99_ms']:.1f} "
+            f"ms ({d['matrix_mb']:.0f} MB); indexed in {d['index_build_s']:.0f} s, p50 {d['index_p50_ms']:.2f} / "
+            f"p99 {d['index_p99_ms']:.2f} ms, recall@10 {d['recall_at_10']:.3f} ({d['index_mb']:.0f} MB)")
     corpus = CorpusChoice()
     directory = work / f"relevance-{size_label(size)}"
     shutil.rmtree(directory, ignore_errors=True)
@@ -161,9 +202,6 @@ def run(size: int, dense_sizes: list[int], queries: int, embed_sample: int, work
         log(f"{label}: search p50 {served['search']['p50_ms']:.1f} / p99 {served['search']['p99_ms']:.1f} ms, "
             f"similar p50 {served['similar']['p50_ms']:.1f} / p99 {served['similar']['p99_ms']:.1f} ms, "
             f"peak {served['peak_mb']:.0f} MB (hybrid: {served['hybrid']})")
-    rate = _in_child(_throughput, directory, size, corpus, embed_sample, model_dir)
-    result["papers_per_s"], result["day_s"] = rate, DAY / rate
-    log(f"embedding: {rate:.1f} papers/s; a day's {DAY:,} new papers in {DAY / rate:.0f} s")
     shutil.rmtree(directory, ignore_errors=True)
     return result
 
