@@ -9,16 +9,14 @@ itself: exactly the lexical behaviour, score for score.
 
 The vectors of every process come from the database: a process reads those written since
 it last looked (the vectors' version, one row, read before each search), so a paper one
-replica embedded is found by meaning on every replica. A library large enough for a
-neighbour index (bot.search.neighbours) has it built on a thread of its own; searches go
-on by brute force meanwhile.
+replica embedded is found by meaning on every replica; a large library's are also kept
+beside the index, with its neighbour index (bot.search.live_vectors).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
@@ -29,7 +27,7 @@ from bot.corpus.embedded import StoredVectors
 from bot.search.embedding import Embedder, EmbeddingConfig, Vectors, load_embedder, unit
 from bot.search.engine import Hit, SearchBackend, Searcher
 from bot.search.fusion import DENSE_WEIGHT, fused
-from bot.search.neighbours import NeighbourIndex
+from bot.search.live_vectors import LiveVectors
 from bot.search.query import Query
 from bot.search.suggest import Spellcheck
 from bot.search.vectors import VectorMatrix
@@ -245,15 +243,10 @@ class HybridBackend:
         self.config = config
         self._load = load
         self._lock = threading.Lock()
-        self._matrix = VectorMatrix.empty(config.model, 0)
-        self._version = 0
+        self.live = LiveVectors(stored, config.model, words.location())
         self._embedder: Embedder | None = None
         self._tried = False
         self._searcher: HybridSearcher | None = None
-        # While a neighbour index is built: the vectors that arrived since it began.
-        self._arrived: list[VectorMatrix] | None = None
-        self._indexer: threading.Thread | None = None
-        self._index_failed = False  # not tried again in this process: searches stay exact
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -272,53 +265,7 @@ class HybridBackend:
 
     def vectors(self) -> VectorMatrix:
         """The papers' vectors under the model, with those written since the last look."""
-        version = self.stored.version()
-        if version == self._version:
-            return self._matrix
-        with self._lock:
-            if version != self._version:
-                newer = VectorMatrix.from_stored(self.config.model, self.stored.rows(self.config.model, self._version))
-                self._matrix = self._matrix.updated(newer) if len(self._matrix) else newer
-                self._version = version
-                if self._arrived is not None:
-                    self._arrived.append(newer)
-                self._index_when_large()
-        return self._matrix
-
-    def _index_when_large(self) -> None:
-        """(Holding the lock.) Start building the neighbour index of a matrix that wants
-        one, unless one is being built."""
-        matrix = self._matrix
-        if self._arrived is not None or self._index_failed or not matrix.wants_index():
-            return
-        self._arrived = []
-        self._indexer = threading.Thread(target=self._index, args=(matrix,), name="paperclub-neighbours",
-                                         daemon=True)
-        self._indexer.start()
-
-    def _index(self, matrix: VectorMatrix) -> None:
-        """Build the index of `matrix`, add what arrived meanwhile, and give it to the
-        current matrix (its searcher reads it on the next search)."""
-        started = time.monotonic()
-        try:
-            index = NeighbourIndex.build(matrix.paper_ids, matrix.rows)
-        except Exception as problem:  # noqa: BLE001 - searches stay exact by brute force
-            log.warning("no neighbour index, searching every vector: %s: %s", type(problem).__name__, problem)
-            with self._lock:
-                self._arrived, self._index_failed = None, True
-            return
-        with self._lock:
-            for newer in self._arrived or ():
-                index.add(newer.paper_ids, newer.rows)
-            self._matrix.neighbours = index
-            self._arrived = None
-        log.info("indexed %d vectors for nearest neighbours in %.0f s", len(index), time.monotonic() - started)
-
-    def wait_for_index(self) -> None:
-        """Until the neighbour index being built (if any) is in place: for `paperclub
-        embed`'s report, the benchmarks and tests."""
-        if self._indexer is not None:
-            self._indexer.join()
+        return self.live.current()
 
     def embedder(self) -> Embedder | None:
         """The model, loaded on first need; tried once (a model that would not load is

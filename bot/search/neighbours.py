@@ -2,12 +2,13 @@
 (faiss IVF, 8-bit scalar codes) for libraries too large to score by brute force.
 
 Brute force over every vector is exact and fast enough to a few hundred thousand papers
-(13 ms at 100k, one thread); at 1M it takes 136 ms and at 2.6M 390 ms, more than a
-member's search may spend. Measured on 1M vectors made like real ones (mixtures of
-MiniLM vectors of SciFact's abstracts, with SciFact's queries; `paperclub bench-relevance`
-repeats it), faiss's IVF with 8-bit codes found 97-98% of the true top-10 in 0.2-0.6 ms
-and built in 58 s on two threads; usearch's HNSW with int8 codes found 76-83% in 0.2-0.5
-ms and built in 151 s (its int8 codes lose the small components of unit vectors).
+(4-13 ms at 100k); at 1M it takes 38-136 ms and at 2.6M 72-390 ms (both cores free, or
+one), more than a member's search may spend, and holds every vector as float32 (1.5 GB at
+1M). Measured on 1M vectors made like real ones (mixtures of MiniLM vectors of SciFact's
+abstracts, with SciFact's queries), faiss's IVF with 8-bit codes found 97-98% of the true
+top-10 in 0.2-0.6 ms and built in 58 s on two threads; usearch's HNSW with int8 codes
+found 76-83% in 0.2-0.5 ms and built in 151 s (its int8 codes lose the small components
+of unit vectors). `paperclub bench-relevance` measures it again.
 
 The index only proposes candidates (more than asked for); bot.search.vectors rescores
 them with the papers' own vectors, so scores are exact and ties break by paper id, as
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,9 +33,10 @@ from bot.search.embedding import Vectors
 NEIGHBOURS_FROM = 200_000
 # Candidates the index proposes for a top-k: k times this (then rescored exactly).
 OVERFETCH = 2
-# Lists probed per query: 32 of 4 * sqrt(n) lists (4,000 at 1M) found 97.4% of the top-10
-# and 98.3% of the top-100 at 1M in 0.35 ms; 64 gains 0.4% for twice the time.
-PROBES = 32
+# Lists probed per query: a share of the 4 * sqrt(n) lists, at least PROBES. At 1M (4,000
+# lists) on the bench's vectors, probing 32 found 93.8% of the top-10 (0.4 ms), 64 97.5%,
+# 128 99.1% (1.2 ms), 256 99.6% (2.0 ms); proposing 4k candidates instead of 2k found no more.
+PROBES, PROBE_SHARE = 32, 0.03
 # Vectors the lists are trained on, per list; and the fewest faiss asks for (fewer vectors
 # get fewer lists).
 TRAINING_PER_LIST, FEWEST_PER_LIST = 64, 39
@@ -48,6 +52,10 @@ def _faiss() -> Any:
     return faiss
 
 
+def probes_for(lists: int) -> int:
+    return min(lists, max(PROBES, math.ceil(lists * PROBE_SHARE)))
+
+
 class NeighbourIndex:
     """Approximate nearest neighbours by inner product (cosine, for unit vectors), keyed by
     paper id. Safe to search while papers are added from another thread."""
@@ -57,22 +65,35 @@ class NeighbourIndex:
         self._lock = threading.Lock()
         self.trained_on = size
 
+    SEED = SEED
+
+    @staticmethod
+    def lists_for(size: int) -> int:
+        return max(1, min(int(4 * math.sqrt(size)), size // FEWEST_PER_LIST))
+
+    @staticmethod
+    def training_size(size: int) -> int:
+        """How many vectors the lists of an index of `size` are trained on."""
+        return min(size, NeighbourIndex.lists_for(size) * TRAINING_PER_LIST)
+
     @classmethod
-    def build(cls, paper_ids: npt.NDArray[np.int64], rows: Vectors) -> NeighbourIndex:
+    def build(cls, training: Vectors, blocks: Iterable[tuple[npt.NDArray[np.int64], Vectors]],
+              size: int) -> NeighbourIndex:
+        """An index of `size` vectors given a block at a time (so that a library held as
+        codes is never all floats at once), its lists trained on `training`."""
         faiss = _faiss()
-        dimension = rows.shape[1]
-        lists = max(1, min(int(4 * math.sqrt(len(rows))), len(rows) // FEWEST_PER_LIST))
+        dimension = training.shape[1]
+        lists = cls.lists_for(size)
         quantiser = faiss.IndexFlatIP(dimension)
         index = faiss.IndexIVFScalarQuantizer(
             quantiser, dimension, lists, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
         )
         index.cp.seed = SEED
-        rng = np.random.default_rng(SEED)
-        sample = min(len(rows), lists * TRAINING_PER_LIST)
-        index.train(np.ascontiguousarray(rows[np.sort(rng.choice(len(rows), sample, replace=False))]))
-        index.nprobe = min(PROBES, lists)
-        built = cls(index, len(rows))
-        built.add(paper_ids, rows)
+        index.train(np.ascontiguousarray(training, dtype=np.float32))
+        index.nprobe = probes_for(lists)
+        built = cls(index, size)
+        for ids, rows in blocks:
+            built.add(ids, rows)
         return built
 
     def add(self, paper_ids: npt.NDArray[np.int64], rows: Vectors) -> None:
@@ -84,6 +105,17 @@ class NeighbourIndex:
         with self._lock:
             self._index.remove_ids(faiss.IDSelectorBatch(ids))
             self._index.add_with_ids(np.ascontiguousarray(rows, dtype=np.float32), ids)
+
+    def save(self, path: Path) -> None:
+        with self._lock:
+            _faiss().write_index(self._index, str(path))
+
+    @classmethod
+    def load(cls, path: Path, trained_on: int) -> NeighbourIndex:
+        """An index `save` wrote (read into memory: papers are added to it as they come)."""
+        index = _faiss().read_index(str(path))
+        index.nprobe = probes_for(index.nlist)
+        return cls(index, trained_on)
 
     def candidates(self, query: Vectors, k: int) -> npt.NDArray[np.int64]:
         """About the `k` papers closest to `query` (fewer when the index holds fewer)."""

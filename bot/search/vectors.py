@@ -1,17 +1,22 @@
 """Papers' vectors as a search reads them, and as they are stored.
 
 Stored, a unit vector is 384 signed bytes and one scale (int8 codes: a quarter of float32,
-38 MB per 100k papers, with no loss measured on SciFact); read, the codes of every paper
-one model embedded become one float32 matrix, in paper id order, that a query's vector
-is multiplied with. The dense top-k is exact (brute force) below NEIGHBOURS_FROM papers;
-from there, once its index is built (bot.search.neighbours, in the background), that
-index proposes candidates and their own vectors score them, so scores stay exact and only
-a rare true neighbour can be missed.
+38 MB per 100k papers, with no loss measured on SciFact). Read, they stay codes: a base
+part (memory-mapped from the files beside the index, bot.search.vector_files, or empty)
+and a tail of those read from the database since, in memory; a code row becomes floats
+only when it is scored.
+
+The dense top-k is exact (brute force) below NEIGHBOURS_FROM papers, over one float32
+matrix made on first need (1.5 KB a paper: fast, and small at that size). From there,
+once its index is built (bot.search.neighbours), that index proposes candidates and their
+own vectors score them, so scores stay exact and only a rare true neighbour is missed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,7 +24,9 @@ import numpy.typing as npt
 from bot.search.embedding import Vectors
 from bot.search.neighbours import NEIGHBOURS_FROM, OVERFETCH, NeighbourIndex
 
-Codes = npt.NDArray[np.int8]
+Ids = npt.NDArray[np.int64]
+# Rows scored a block at a time when a large library has no index yet (a few MB of floats).
+BLOCK = 1 << 15
 
 
 def quantised(vector: Vectors) -> tuple[bytes, float]:
@@ -34,15 +41,93 @@ def restored(codes: bytes, scale: float) -> Vectors:
     return (np.frombuffer(codes, dtype=np.int8).astype(np.float32) * np.float32(scale)).astype(np.float32)
 
 
-class VectorMatrix:
-    """The vectors of some papers, one row each in paper id order, for one model."""
+@dataclass(frozen=True)
+class Part:
+    """Some papers' vectors in paper id order: int8 codes with a scale each (as stored), or
+    float32 rows (`scales` None). The arrays may be memory-mapped."""
 
-    def __init__(self, model: str, paper_ids: npt.NDArray[np.int64], rows: Vectors):
+    paper_ids: Ids
+    codes: npt.NDArray[Any]  # int8 codes, or float32 rows
+    scales: npt.NDArray[np.float32] | None
+
+    @classmethod
+    def sorted(cls, paper_ids: Ids, codes: npt.NDArray[Any],
+               scales: npt.NDArray[np.float32] | None = None) -> Part:
         order = np.argsort(paper_ids, kind="stable")
+        return cls(np.ascontiguousarray(paper_ids[order], dtype=np.int64), np.ascontiguousarray(codes[order]),
+                   None if scales is None else np.ascontiguousarray(scales[order], dtype=np.float32))
+
+    @classmethod
+    def empty(cls, dimension: int) -> Part:
+        return cls(np.zeros(0, dtype=np.int64), np.zeros((0, dimension), dtype=np.float32), None)
+
+    def __len__(self) -> int:
+        return len(self.paper_ids)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.codes.shape[1])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.paper_ids.nbytes + self.codes.nbytes + (0 if self.scales is None else self.scales.nbytes))
+
+    def find(self, wanted: Ids) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.intp]]:
+        """For each wanted id: whether this part has it, and where."""
+        if not len(self):
+            return np.zeros(len(wanted), dtype=bool), np.zeros(len(wanted), dtype=np.intp)
+        at = np.minimum(np.searchsorted(self.paper_ids, wanted), len(self) - 1)
+        return self.paper_ids[at] == wanted, at
+
+    def rows(self, at: npt.NDArray[np.intp] | slice) -> Vectors:
+        """These rows as float32 (codes times their scale, as stored vectors are read)."""
+        if self.scales is None:
+            return np.asarray(self.codes[at], dtype=np.float32)
+        rows = self.codes[at].astype(np.float32)
+        rows *= self.scales[at][:, None]
+        return rows
+
+    def without(self, paper_ids: Ids) -> Part:
+        return self.masked(~np.isin(self.paper_ids, paper_ids))
+
+    def masked(self, keep: npt.NDArray[np.bool_]) -> Part:
+        return Part(self.paper_ids[keep], self.codes[keep], None if self.scales is None else self.scales[keep])
+
+    def joined(self, newer: Part) -> Part:
+        """This part with `newer`'s rows, which replace any of the same papers."""
+        older = self.without(newer.paper_ids)
+        if (older.scales is None) != (newer.scales is None):  # codes beside floats: all as floats
+            older, newer = older.as_floats(), newer.as_floats()
+        scales = None if older.scales is None or newer.scales is None else np.concatenate([older.scales, newer.scales])
+        return Part.sorted(np.concatenate([older.paper_ids, newer.paper_ids]),
+                           np.concatenate([older.codes, newer.codes]), scales)
+
+    def as_floats(self) -> Part:
+        return self if self.scales is None else Part(self.paper_ids, self.rows(slice(None)), None)
+
+
+class VectorMatrix:
+    """The vectors of some papers under one model: a base part (files) with the rows the
+    tail replaced masked out, and the tail (read since)."""
+
+    def __init__(self, model: str, paper_ids: Ids, rows: Vectors):
+        """Of float32 rows (the evaluation's and the benchmarks' vectors)."""
+        dimension = rows.shape[1] if rows.ndim == 2 else 0
+        self._set(model, Part.empty(dimension), None, Part.sorted(paper_ids, np.asarray(rows, dtype=np.float32)))
+
+    def _set(self, model: str, base: Part, alive: npt.NDArray[np.bool_] | None, tail: Part) -> None:
         self.model = model
-        self.paper_ids = np.ascontiguousarray(paper_ids[order])
-        self.rows = np.ascontiguousarray(rows[order], dtype=np.float32)
+        self.base, self.alive, self.tail = base, alive, tail
         self.neighbours: NeighbourIndex | None = None
+        self._dense: tuple[Ids, Vectors] | None = None
+
+    @classmethod
+    def of_parts(cls, model: str, base: Part, tail: Part) -> VectorMatrix:
+        """The base's vectors, those of `tail` replacing any of the same papers."""
+        matrix = cls.__new__(cls)
+        alive = ~np.isin(base.paper_ids, tail.paper_ids) if len(base) and len(tail) else None
+        matrix._set(model, base, alive, tail)
+        return matrix
 
     @classmethod
     def from_stored(
@@ -60,25 +145,88 @@ class VectorMatrix:
             ids.append(paper_id)
             codes += code
             scales.append(scale)
-        matrix = np.frombuffer(bytes(codes), dtype=np.int8).reshape(len(ids), dimension or 0).astype(np.float32)
-        matrix *= np.asarray(scales, dtype=np.float32)[:, None]
-        return cls(model, np.asarray(ids, dtype=np.int64), matrix)
+        matrix = np.frombuffer(bytes(codes), dtype=np.int8).reshape(len(ids), dimension or 0)
+        tail = Part.sorted(np.asarray(ids, dtype=np.int64), matrix, np.asarray(scales, dtype=np.float32))
+        return cls.of_parts(model, Part.empty(dimension or 0), tail)
 
     def updated(self, newer: VectorMatrix) -> VectorMatrix:
         """This matrix with `newer`'s rows added, replacing the rows of papers it has
         again (a re-embedded abstract)."""
         if not len(newer):
             return self
-        keep = ~np.isin(self.paper_ids, newer.paper_ids)
-        matrix = VectorMatrix(
-            self.model,
-            np.concatenate([self.paper_ids[keep], newer.paper_ids]),
-            np.concatenate([self.rows[keep], newer.rows]),
-        )
+        fresh = newer.tail
+        matrix = VectorMatrix.__new__(VectorMatrix)
+        alive = self.alive
+        if len(self.base):
+            gone = np.isin(self.base.paper_ids, fresh.paper_ids)
+            alive = ~gone if alive is None else alive & ~gone
+        matrix._set(self.model, self.base, alive, self.tail.joined(fresh) if len(self.tail) else fresh)
         if self.neighbours is not None:  # shared: this matrix's searches rescore what they lack away
-            self.neighbours.add(newer.paper_ids, newer.rows)
+            self.neighbours.add(fresh.paper_ids, fresh.rows(slice(None)))
             matrix.neighbours = self.neighbours
         return matrix
+
+    @classmethod
+    def empty(cls, model: str, dimension: int) -> VectorMatrix:
+        return cls(model, np.zeros(0, dtype=np.int64), np.zeros((0, dimension), dtype=np.float32))
+
+    def __len__(self) -> int:
+        based = len(self.base) if self.alive is None else int(self.alive.sum())
+        return based + len(self.tail)
+
+    @property
+    def dimension(self) -> int:
+        return self.tail.dimension if len(self.tail) or not len(self.base) else self.base.dimension
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the vectors take: both parts (the base mapped from its file), the float
+        matrix of a brute-force library once made, and the neighbour index."""
+        dense = self._dense[1].nbytes if self._dense is not None else 0
+        index = self.neighbours.nbytes if self.neighbours is not None else 0
+        return int(self.base.nbytes + self.tail.nbytes + dense + index)
+
+    def stored_part(self) -> Part | None:
+        """Every vector as one part of int8 codes, for the files (None for float rows)."""
+        if self.tail.scales is None and len(self.tail):
+            return None
+        base = self.base if self.alive is None else self.base.masked(self.alive)
+        if not len(base):
+            return self.tail
+        return base.joined(self.tail) if len(self.tail) else base
+
+    def blocks(self, size: int = BLOCK) -> Iterator[tuple[Ids, Vectors]]:
+        """Every vector, a block of rows at a time, as floats."""
+        for start in range(0, len(self.base), size):
+            ids, rows = self.base.paper_ids[start:start + size], self.base.rows(slice(start, start + size))
+            if self.alive is not None:
+                keep = self.alive[start:start + size]
+                ids, rows = ids[keep], rows[keep]
+            yield ids, rows
+        for start in range(0, len(self.tail), size):
+            yield self.tail.paper_ids[start:start + size], self.tail.rows(slice(start, start + size))
+
+    @property
+    def paper_ids(self) -> Ids:
+        """Every paper with a vector, in id order."""
+        return self._all()[0]
+
+    @property
+    def rows(self) -> Vectors:
+        """Every vector as float32, in paper id order (the brute-force matrix)."""
+        return self._all()[1]
+
+    def _all(self) -> tuple[Ids, Vectors]:
+        if self._dense is None:
+            if not len(self.base) and self.tail.scales is None:
+                self._dense = (self.tail.paper_ids, np.asarray(self.tail.codes, dtype=np.float32))  # floats already
+            else:
+                blocks = list(self.blocks())
+                ids = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, dtype=np.int64)
+                rows = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros((0, self.dimension), np.float32)
+                order = np.argsort(ids, kind="stable")
+                self._dense = (ids[order], np.ascontiguousarray(rows[order]))
+        return self._dense
 
     def wants_index(self) -> bool:
         """Whether a neighbour index should be built: large enough, and none yet or one
@@ -90,38 +238,45 @@ class VectorMatrix:
     def indexed(self) -> VectorMatrix:
         """This matrix with its neighbour index built now (bot.search.hybrid builds it in
         the background instead)."""
-        self.neighbours = NeighbourIndex.build(self.paper_ids, self.rows)
+        self.neighbours = NeighbourIndex.build(self.sample(), self.blocks(), len(self))
         return self
 
-    @classmethod
-    def empty(cls, model: str, dimension: int) -> VectorMatrix:
-        return cls(model, np.zeros(0, dtype=np.int64), np.zeros((0, dimension), dtype=np.float32))
+    def sample(self, count: int | None = None) -> Vectors:
+        """Some vectors, the same ones each time (what a neighbour index is trained on)."""
+        count = NeighbourIndex.training_size(len(self)) if count is None else count
+        rng = np.random.default_rng(NeighbourIndex.SEED)
+        picked = np.sort(rng.choice(len(self), min(count, len(self)), replace=False))
+        rows, start = [], 0
+        for _ids, block in self.blocks():
+            inside = picked[(picked >= start) & (picked < start + len(block))] - start
+            rows.append(block[inside])
+            start += len(block)
+        return np.concatenate(rows) if rows else np.zeros((0, self.dimension), np.float32)
 
-    def __len__(self) -> int:
-        return len(self.paper_ids)
-
-    @property
-    def nbytes(self) -> int:
-        index = self.neighbours.nbytes if self.neighbours is not None else 0
-        return int(self.rows.nbytes + self.paper_ids.nbytes + index)
-
-    def rows_of(self, paper_ids: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.intp]]:
-        """The given papers that have a vector, and their rows."""
+    def rows_of(self, paper_ids: Sequence[int]) -> tuple[Ids, Vectors]:
+        """The given papers that have a vector (in the order given), and their vectors."""
         wanted = np.asarray(list(paper_ids), dtype=np.int64)
-        if not len(self) or not len(wanted):
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.intp)
-        rows = np.minimum(np.searchsorted(self.paper_ids, wanted), len(self) - 1)
-        found = self.paper_ids[rows] == wanted
+        in_tail, at_tail = self.tail.find(wanted)
+        in_base, at_base = self.base.find(wanted)
+        if self.alive is not None and len(self.base):
+            in_base &= self.alive[at_base]
+        in_base &= ~in_tail
+        rows = np.zeros((len(wanted), self.dimension), dtype=np.float32)
+        if in_tail.any():
+            rows[in_tail] = self.tail.rows(at_tail[in_tail])
+        if in_base.any():
+            rows[in_base] = self.base.rows(at_base[in_base])
+        found = in_tail | in_base
         return wanted[found], rows[found]
 
     def vector(self, paper_id: int) -> Vectors | None:
         ids, rows = self.rows_of([paper_id])
-        return self.rows[rows[0]] if len(ids) else None
+        return rows[0] if len(ids) else None
 
     def similarities(self, query: Vectors, paper_ids: Sequence[int]) -> dict[int, float]:
         """The cosine of `query` with each of these papers that has a vector."""
         ids, rows = self.rows_of(paper_ids)
-        return dict(zip(ids.tolist(), (self.rows[rows] @ query).tolist(), strict=True))
+        return dict(zip(ids.tolist(), (rows @ query).tolist(), strict=True))
 
     def top(
         self,
@@ -151,12 +306,17 @@ class VectorMatrix:
 
     def _scored(
         self, query: Vectors, k: int, among: Collection[int] | None, excluded: Collection[int]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    ) -> tuple[Ids, npt.NDArray[np.float32]]:
         """The papers a top-k looks at, with their cosines: `among`, or the index's
-        candidates when there is one, or every paper."""
+        candidates when there is one, or every paper (a block at a time in a large
+        library still waiting for its index)."""
         if among is None and self.neighbours is not None:
             among = self.neighbours.candidates(query, (k + len(excluded)) * OVERFETCH).tolist()
         if among is not None:
             ids, rows = self.rows_of(sorted(among))
-            return ids, self.rows[rows] @ query
-        return self.paper_ids, self.rows @ query
+            return ids, rows @ query
+        if len(self) < NEIGHBOURS_FROM:
+            ids, rows = self._all()
+            return ids, rows @ query
+        blocks = [(ids, rows @ query) for ids, rows in self.blocks()]
+        return np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks])

@@ -12,7 +12,7 @@ import pytest
 
 from bot.corpus.embedded import StoredVectors
 from bot.corpus.records import PaperRecord
-from bot.search import hybrid as hybrid_module
+from bot.search import live_vectors as live_module
 from bot.search import vectors as vectors_module
 from bot.search.backfill import embed_pending
 from bot.search.builtin.service import SearchService
@@ -86,12 +86,12 @@ def test_a_backend_builds_the_index_on_a_thread_and_keeps_what_arrives_meanwhile
     release, building = threading.Event(), threading.Event()
     build = NeighbourIndex.build
 
-    def held_build(paper_ids, rows):
+    def held_build(*args):
         building.set()
         release.wait()
-        return build(paper_ids, rows)
+        return build(*args)
 
-    monkeypatch.setattr(hybrid_module.NeighbourIndex, "build", staticmethod(held_build))
+    monkeypatch.setattr(live_module.NeighbourIndex, "build", staticmethod(held_build))
     backend = HybridBackend(SearchService(library, index_dir=None), stored, EmbeddingConfig(model="tiny"),
                             load=lambda _c: model)
     assert len(backend.vectors()) == len(PAPERS)  # the build starts, held
@@ -102,7 +102,7 @@ def test_a_backend_builds_the_index_on_a_thread_and_keeps_what_arrives_meanwhile
     embed_pending(stored, model)
     assert len(backend.vectors()) == len(PAPERS) + 1  # arrived while the index is built
     release.set()
-    backend.wait_for_index()
+    backend.live.wait()
     matrix = backend.vectors()
     assert matrix.neighbours is not None and len(matrix.neighbours) == len(PAPERS) + 1
     newest = max(int(i) for i in matrix.paper_ids)
