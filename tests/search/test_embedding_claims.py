@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import delete, select
 
 from bot.corpus.embedded import LEASE, Made, StoredVectors
-from bot.search.backfill import embed_pending
+from bot.search.backfill import backlog, embed_pending
 from bot.search.embedding import paper_text, text_hash
 from store import Database
 from store.models import EmbeddingClaim, Paper
@@ -73,6 +73,18 @@ def test_a_batch_another_holds_is_passed_over(db, replica):
     assert claim(StoredVectors(replica), "two", after=rest.after) is None  # nothing after: the run ends
 
 
+def test_two_runs_at_once_embed_every_paper_once(db, replica):
+    papers = [(f"Paper {n}", f"An abstract about subject {n}.") for n in range(40)]
+    library_of(db, papers)
+    models = [TinyModel(), TinyModel()]
+    done = at_once(lambda: embed_pending(StoredVectors(db), models[0], batch=3),
+                   lambda: embed_pending(StoredVectors(replica), models[1], batch=3))
+    embedded = models[0].embedded + models[1].embedded
+    assert sorted(embedded) == sorted(paper_text(t, a) for t, a in papers)  # each once, none left out
+    assert sum(done) == 40 and backlog(StoredVectors(db), "tiny").missing == 0
+    assert claims(db) == {}  # stored vectors take their claims with them
+
+
 def test_a_claim_past_its_lease_is_taken_over_and_a_live_one_is_not(db, replica):
     ids = set(ids_by_title(library_of(db)).values())
     stored, other = StoredVectors(db), StoredVectors(replica)
@@ -82,6 +94,33 @@ def test_a_claim_past_its_lease_is_taken_over_and_a_live_one_is_not(db, replica)
     assert {p.paper_id for p in claim(other, "late", now=T0 + LEASE + timedelta(seconds=1)).papers} == ids
     stored.release("tiny", "dead")  # a run releases only its own claims
     assert set(claims(db).values()) == {"late"}
+
+
+@pytest.mark.parametrize("stopped_by", [RuntimeError, KeyboardInterrupt])  # a bug, or Ctrl-C on `paperclub embed`
+def test_a_stopped_run_releases_its_claims_and_the_next_embeds_them(db, stopped_by):
+    library_of(db)
+    stored = StoredVectors(db)
+
+    class Stopping(TinyModel):
+        def documents(self, texts):
+            raise stopped_by("the model stopped")
+
+    with pytest.raises(stopped_by, match="the model stopped"):
+        embed_pending(stored, Stopping(), batch=4)
+    assert claims(db) == {}
+    again = TinyModel()
+    assert embed_pending(stored, again) == 6 and len(again.embedded) == 6  # no wait for the lease
+
+
+def test_claims_a_dead_process_left_are_skipped_until_they_expire(db):
+    ids = sorted(ids_by_title(library_of(db)).values())
+    stored = StoredVectors(db)
+    claim(stored, "dead", limit=2)  # never stored nor released
+    model = TinyModel()
+    assert embed_pending(stored, model) == 4 and claims(db) == dict.fromkeys(ids[:2], "dead")
+    assert stored.pending("tiny", paper_text, text_hash) != []  # still to embed, once the lease is past
+    expired = claim(stored, "next", now=datetime.now(timezone.utc) + LEASE * 2)
+    assert [p.paper_id for p in expired.papers] == ids[:2]
 
 
 def test_stored_vectors_take_their_claims_whoever_holds_them(db):
