@@ -2,8 +2,8 @@
 a model, claiming a batch of them, writing the vectors a model made, and reading them all
 back.
 
-Several processes on one database embed (each serving replica's background job, an
-operator's `paperclub embed`), and embedding is costly: a run first claims its batch
+Several processes on one database embed (the background job of each replica with the
+scheduler on, an operator's `paperclub embed`), and embedding is costly: a run first claims its batch
 (store.models.EmbeddingClaim, INSERT ... ON CONFLICT DO NOTHING) and embeds only the
 papers whose claim it got, skipping those another run holds. Writing the vectors deletes
 their claims in the same transaction; a run that stops releases the rest, and a claim

@@ -5,8 +5,8 @@ halfway keeps what it made and the next run goes on from there. Embedding is the
 part of relevance (tens of abstracts a second on 2 cores): it runs in `paperclub embed`
 or in the background, never on a member's request.
 
-Each serving replica runs the background job and an operator may run `paperclub embed`
-beside them, all on one database: a run claims each batch before embedding it
+Every serving process with the scheduler on runs the background job, and an operator may
+run `paperclub embed` beside them, all on one database: a run claims each batch before embedding it
 (bot.corpus.embedded.StoredVectors.claim) and passes over papers another run holds, so
 each paper is embedded once. A run releases what it claimed but did not store however
 it ends; a process that dies leaves its claims to expire.
