@@ -175,6 +175,21 @@ class PaperVector(Base):
     version: Mapped[int] = mapped_column(default=0)
 
 
+class EmbeddingClaim(Base):
+    """A paper one run is embedding under a model (bot.corpus.embedded): inserted with ON
+    CONFLICT DO NOTHING, so of several processes (serving replicas, `paperclub embed`)
+    exactly one embeds each batch. Deleted with the vector's write, or by the run that
+    stops before it; one older than the lease was left by a process that died, and is
+    taken again. `owner` is a random token per run, so a run releases only its own."""
+
+    __tablename__ = "embedding_claims"
+
+    paper_id: Mapped[int] = mapped_column(ForeignKey("papers.id", ondelete="CASCADE"), primary_key=True)
+    model_id: Mapped[int] = mapped_column(ForeignKey("embedding_models.id", ondelete="CASCADE"), primary_key=True)
+    owner: Mapped[str] = mapped_column(String(32))
+    claimed_at: Mapped[datetime]
+
+
 class CorpusState(Base):
     """A single row whose revision goes up whenever the corpus changes, so every process
     can tell cheaply whether its search index is still current."""

@@ -1,6 +1,7 @@
 """`paperclub embed`: give every paper its vector under the configured model, so that
 search, similar papers and picks rank by meaning as well as by words. Resumable: what a
-stopped run stored stays, and the next run goes on from there."""
+stopped run stored stays, and the next run goes on from there. Safe beside serving
+replicas: it embeds only the batches it claims (bot.search.backfill)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,13 @@
 """The papers' stored vectors (store.models.PaperVector): which papers still need one under
-a model, writing the vectors a model made, and reading them all back.
+a model, claiming a batch of them, writing the vectors a model made, and reading them all
+back.
+
+Several processes on one database embed (the background job of each replica with the
+scheduler on, an operator's `paperclub embed`), and embedding is costly: a run first claims its batch
+(store.models.EmbeddingClaim, INSERT ... ON CONFLICT DO NOTHING) and embeds only the
+papers whose claim it got, skipping those another run holds. Writing the vectors deletes
+their claims in the same transaction; a run that stops releases the rest, and a claim
+left by a process that died is taken again after LEASE.
 
 The text a vector is made of and its hash are the embedding's business
 (bot.search.embedding.paper_text, text_hash); they are passed in, so the corpus knows
@@ -10,18 +18,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, tuple_, update
+from sqlalchemy import delete, func, literal, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from bot.corpus.revisions import current_revision, ensure_state
 from store import Database
 from store.database import upsert_insert
-from store.models import CorpusState, EmbeddingModel, Paper, PaperVector
+from store.models import CorpusState, EmbeddingClaim, EmbeddingModel, Paper, PaperVector, utcnow
 
 _VERSION = select(CorpusState.vectors_version).where(CorpusState.id == 1)  # built once: read before every search
 # Papers read per query while looking for those that need a vector.
 PAGE = 2000
+# A claim older than this was left by a process that died, and is taken again. Far longer
+# than a batch takes to embed (seconds; a minute on a slow core), since a live run whose
+# claim is taken over embeds its batch twice.
+LEASE = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,16 @@ class Made:
     text_hash: str
     codes: bytes
     scale: float
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """A claimed batch: the papers this run is to embed, and the id the next batch starts
+    after (the last candidate's, claimed or not: candidates another run holds are passed
+    over, not asked for again)."""
+
+    papers: list[Pending]
+    after: int
 
 
 @dataclass(eq=False)
@@ -77,9 +100,38 @@ class StoredVectors:
             after = rows[-1][0]
         return found[:limit]
 
+    def claim(
+        self,
+        model: str,
+        text_of: Callable[[str, str], str],
+        hash_of: Callable[[str], str],
+        owner: str,
+        after: int = 0,
+        limit: int = PAGE,
+        now: datetime | None = None,
+    ) -> Claimed | None:
+        """Claim for the run `owner` the papers `pending` finds (up to `limit` after
+        `after`) that no other run holds; None when no paper after `after` needs a vector.
+        The batch may be empty (another run holds every candidate): go on after it."""
+        candidates = self.pending(model, text_of, hash_of, after=after, limit=limit)
+        if not candidates:
+            return None
+        model_id = self._model_id(model, make=True)  # a claim names the model by number
+        with self.db.session() as session:
+            won = _insert_claims(session, model_id, candidates, owner, now or utcnow())
+            won -= _embedded_meanwhile(session, model_id, [c for c in candidates if c.paper_id in won], owner)
+        return Claimed([c for c in candidates if c.paper_id in won], candidates[-1].paper_id)
+
+    def release(self, model: str, owner: str) -> None:
+        """Drop the claims the run `owner` still holds (papers it did not store), so the
+        next run embeds them without waiting for the lease."""
+        with self.db.session() as session:
+            session.execute(delete(EmbeddingClaim).where(EmbeddingClaim.model_id == self._model_id(model),
+                                                         EmbeddingClaim.owner == owner))
+
     def save(self, model: str, made: Sequence[Made]) -> None:
-        """Store these vectors under `model`, replacing what the papers had, in one
-        transaction. A paper deleted meanwhile is skipped."""
+        """Store these vectors under `model`, replacing what the papers had, and drop
+        their claims, in one transaction. A paper deleted meanwhile is skipped."""
         if not made:
             return
         ids = [m.paper_id for m in made]
@@ -98,6 +150,10 @@ class StoredVectors:
                 for m in made
                 if m.paper_id in present
             )
+            # Whoever holds them: a paper with its vector needs no claim. (A run that took
+            # one over past the lease, from this slow one, embeds it too: the same vector.)
+            session.execute(delete(EmbeddingClaim).where(EmbeddingClaim.model_id == model_id,
+                                                         EmbeddingClaim.paper_id.in_(ids)))
 
     def version(self) -> int:
         """The version of the last write of vectors (0: none yet): one row read, cheap
@@ -153,6 +209,55 @@ class StoredVectors:
     def papers(self) -> int:
         with self.db.session() as session:
             return int(session.scalar(select(func.count()).select_from(Paper)) or 0)
+
+
+def _insert_claims(session: Session, model_id: int, candidates: list[Pending], owner: str,
+                   now: datetime) -> set[int]:
+    """Claim the candidates for `owner`; the ids it got: those nobody held, and those whose
+    claim was past the lease. A concurrent claim of the same paper waits for this
+    transaction (PostgreSQL: the unique key; SQLite: the one writer) and finds it held."""
+    ids = [c.paper_id for c in candidates]
+    fresh = select(Paper.id, literal(model_id), literal(owner), literal(now, EmbeddingClaim.claimed_at.type))
+    # From the papers, not as values: a paper deleted since `pending` read it is no
+    # foreign-key error. In id order, so that two runs claiming the same papers lock
+    # them in one order (no deadlock).
+    inserted = session.scalars(
+        upsert_insert(session, EmbeddingClaim)
+        .from_select(["paper_id", "model_id", "owner", "claimed_at"],
+                     fresh.where(Paper.id.in_(ids)).order_by(Paper.id))
+        .on_conflict_do_nothing(index_elements=["paper_id", "model_id"])
+        .returning(EmbeddingClaim.paper_id)
+    )
+    won = set(inserted)
+    # A separate UPDATE, not ON CONFLICT DO UPDATE: that would lock the live claims of
+    # other runs too, and their `save` would wait on this transaction.
+    taken = session.scalars(
+        update(EmbeddingClaim)
+        .where(EmbeddingClaim.model_id == model_id, EmbeddingClaim.paper_id.in_(ids),
+               EmbeddingClaim.owner != owner, EmbeddingClaim.claimed_at < now - LEASE)
+        .values(owner=owner, claimed_at=now)
+        .returning(EmbeddingClaim.paper_id)
+    )
+    return won | set(taken)
+
+
+def _embedded_meanwhile(session: Session, model_id: int, won: list[Pending], owner: str) -> set[int]:
+    """Of the papers just claimed, those whose vector of this text was stored after
+    `pending` read them (another run's `save` deleted its claim as it stored them); their
+    claims are dropped again. Read in a statement after the claims' own, so it sees any
+    `save` the claims waited for."""
+    if not won:
+        return set()
+    stored = set(session.scalars(
+        select(PaperVector.paper_id)
+        .where(PaperVector.model_id == model_id,
+               tuple_(PaperVector.paper_id, PaperVector.text_hash).in_([(p.paper_id, p.text_hash) for p in won]))
+    ))
+    if stored:
+        session.execute(delete(EmbeddingClaim).where(EmbeddingClaim.model_id == model_id,
+                                                     EmbeddingClaim.paper_id.in_(stored),
+                                                     EmbeddingClaim.owner == owner))
+    return stored
 
 
 def _next_version(session: Session) -> int:

@@ -4,6 +4,12 @@ Batches are stored as they are made (each in its own transaction), so a run stop
 halfway keeps what it made and the next run goes on from there. Embedding is the costly
 part of relevance (tens of abstracts a second on 2 cores): it runs in `paperclub embed`
 or in the background, never on a member's request.
+
+Every serving process with the scheduler on runs the background job, and an operator may
+run `paperclub embed` beside them, all on one database: a run claims each batch before embedding it
+(bot.corpus.embedded.StoredVectors.claim) and passes over papers another run holds, so
+each paper is embedded once. A run releases what it claimed but did not store however
+it ends; a process that dies leaves its claims to expire.
 """
 
 from __future__ import annotations
@@ -11,8 +17,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from sqlalchemy.exc import SQLAlchemyError
 
 from bot.corpus.embedded import Made, StoredVectors
 from bot.search.embedding import (
@@ -58,25 +67,55 @@ def embed_pending(
     batch: int = BATCH,
     stop: threading.Event | None = None,
 ) -> int:
-    """Embed and store every paper that needs a vector, a batch at a time; stop after the
-    batch that passes `seconds` when given, or once `stop` is set. `progress` hears the
-    count done so far. Returns how many papers were embedded."""
+    """Embed and store every paper that needs a vector and no other run is embedding, a
+    claimed batch at a time; stop after the batch that passes `seconds` when given, or
+    once `stop` is set. `progress` hears the count done so far. Returns how many papers
+    were embedded."""
+    owner = uuid.uuid4().hex  # this run's claims, told from other runs' and processes'
+    try:
+        return _embed_claimed(stored, embedder, owner, progress, seconds, batch, stop)
+    finally:
+        _release(stored, embedder.name, owner)
+
+
+def _embed_claimed(
+    stored: StoredVectors,
+    embedder: Embedder,
+    owner: str,
+    progress: Callable[[int], None] | None,
+    seconds: float | None,
+    batch: int,
+    stop: threading.Event | None,
+) -> int:
     started = time.monotonic()
     after, done = 0, 0
     while True:
-        todo = stored.pending(embedder.name, paper_text, text_hash, after=after, limit=batch)
-        if not todo:
+        claimed = stored.claim(embedder.name, paper_text, text_hash, owner, after=after, limit=batch)
+        if claimed is None:
             return done
-        vectors = embedder.documents([p.text for p in todo])
-        made = [Made(p.paper_id, p.text_hash, *quantised(v)) for p, v in zip(todo, vectors, strict=True)]
-        stored.save(embedder.name, made)
-        done, after = done + len(todo), todo[-1].paper_id
-        if progress is not None:
-            progress(done)
+        if claimed.papers:  # else another run holds the whole batch: on to the next
+            todo = claimed.papers
+            vectors = embedder.documents([p.text for p in todo])
+            made = [Made(p.paper_id, p.text_hash, *quantised(v)) for p, v in zip(todo, vectors, strict=True)]
+            stored.save(embedder.name, made)
+            done += len(todo)
+            if progress is not None:
+                progress(done)
+        after = claimed.after
         if seconds is not None and time.monotonic() - started >= seconds:
             return done
         if stop is not None and stop.is_set():
             return done
+
+
+def _release(stored: StoredVectors, model: str, owner: str) -> None:
+    """Best effort, and never in place of the error that stopped the run: when the database
+    is what failed, this fails too, and the claims expire after the lease instead
+    (bot.corpus.embedded.LEASE)."""
+    try:
+        stored.release(model, owner)
+    except SQLAlchemyError as problem:
+        log.warning("claims of papers not embedded kept until they expire: %s: %s", type(problem).__name__, problem)
 
 
 def background_model(config: EmbeddingConfig) -> Embedder:
@@ -87,7 +126,7 @@ def background_model(config: EmbeddingConfig) -> Embedder:
 
 def background_job(stored: StoredVectors, load: Callable[[], Embedder], stop: threading.Event) -> Callable[[], None]:
     """The scheduler's job that embeds what imports, follows and adds brought in, a
-    bounded run at a time (one scheduler per deployment: each paper is embedded once).
+    bounded run at a time (claimed: beside other replicas' jobs, each paper is embedded once).
     The model is loaded (`load`) on the first run that finds the corpus changed; one that
     will not load is said once, and the job does nothing after."""
     state: dict[str, Embedder | None] = {}
