@@ -182,7 +182,7 @@ class VectorMatrix:
     def nbytes(self) -> int:
         """Bytes the vectors take: both parts (the base mapped from its file), the float
         matrix of a brute-force library once made, and the neighbour index."""
-        dense = self._dense[1].nbytes if self._dense is not None else 0
+        dense = self._dense[1].nbytes if self._dense is not None and self._dense[1] is not self.tail.codes else 0
         index = self.neighbours.nbytes if self.neighbours is not None else 0
         return int(self.base.nbytes + self.tail.nbytes + dense + index)
 

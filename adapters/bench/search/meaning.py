@@ -61,16 +61,18 @@ def dense_top10_ms(size: int, anchors: list[list[float]], queries: list[list[flo
     from bot.search.vectors import Part, VectorMatrix
 
     rows = mixed_vectors(np.asarray(anchors, dtype=np.float32), size)
+    scales = (np.abs(rows).max(axis=1) / 127).astype(np.float32)
+    codes = np.clip(np.rint(rows / scales[:, None]), -127, 127).astype(np.int8)
     ids = np.arange(size, dtype=np.int64)
+    # Brute force over the vectors as stored (codes times scale), the truth the index is held to.
+    rows = codes.astype(np.float32) * scales[:, None]
     brute_force = VectorMatrix("bench", ids, rows)
+    del rows
     asked = np.asarray(queries, dtype=np.float32)
     exact, brute = _timed_tops(brute_force, asked)
     result = {**_percentiles(brute), "matrix_mb": brute_force.nbytes / 2**20}
     del brute_force
-    scales = np.abs(rows).max(axis=1) / 127
-    codes = np.clip(np.rint(rows / scales[:, None]), -127, 127).astype(np.int8)
-    del rows
-    served = VectorMatrix.of_parts("bench", Part.empty(DIMENSION), Part(ids, codes, scales.astype(np.float32)))
+    served = VectorMatrix.of_parts("bench", Part.empty(DIMENSION), Part(ids, codes, scales))
     started = time.perf_counter()
     served.indexed()
     result["index_build_s"] = time.perf_counter() - started
