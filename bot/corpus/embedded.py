@@ -1,13 +1,15 @@
 """The papers' stored vectors (store.models.PaperVector): which papers still need one under
 a model, writing the vectors a model made, and reading them all back.
 
-The text a vector is made of and its hash are the embedding's business
-(bot.search.embedding.paper_text, text_hash); they are passed in, so the corpus knows
-nothing of models.
+The text a vector is made of (`paper_text`) and its hash (`text_hash`) are defined here,
+below the search, because an import stores a paper's precomputed vector with the hash of
+the paper's text as stored; the models themselves are the search's business
+(bot.search.embedding), and the corpus knows nothing of them.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -162,3 +164,15 @@ def _next_version(session: Session) -> int:
     bump = update(CorpusState).where(CorpusState.id == 1).values(vectors_version=CorpusState.vectors_version + 1)
     session.execute(bump)
     return int(session.scalars(select(CorpusState.vectors_version).where(CorpusState.id == 1)).one())
+
+
+def paper_text(title: str, abstract: str) -> str:
+    """What a paper's vector is made of: its title, then its abstract."""
+    title, abstract = title.strip(), abstract.strip()
+    return f"{title}. {abstract}" if abstract else title
+
+
+def text_hash(text: str) -> str:
+    """A short, stable digest of the embedded text (16 hex digits: enough to tell a changed
+    abstract, which is embedded again)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
