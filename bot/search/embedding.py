@@ -162,3 +162,18 @@ def load_embedder(config: EmbeddingConfig, download: bool = False, threads: int 
     except ModelUnavailable as problem:
         log.warning("embeddings unavailable, ranking by words only: %s", problem)
         return None
+
+
+def catalogue_dimension(model: str) -> int | None:
+    """The dimension of `model`'s vectors as fastembed's catalogue lists it (a list in its
+    code: nothing downloaded, nothing loaded but fastembed itself, half a second), or None
+    for a model it does not list, or without fastembed."""
+    try:
+        from fastembed import TextEmbedding
+    except ImportError:
+        return None
+    wanted = model.lower()
+    for known in TextEmbedding.list_supported_models():
+        if str(known.get("model", "")).lower() == wanted and isinstance(known.get("dim"), int):
+            return int(known["dim"])
+    return None

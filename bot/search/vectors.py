@@ -8,12 +8,15 @@ is multiplied with: the dense top-k is exact (brute force), not approximate.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterable, Sequence
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 
-from bot.search.embedding import Vectors
+from bot.corpus.embedded import VectorRules
+from bot.search.embedding import EmbeddingConfig, Vectors, catalogue_dimension
 
 Codes = npt.NDArray[np.int8]
 
@@ -24,6 +27,18 @@ def quantised(vector: Vectors) -> tuple[bytes, float]:
     scale = peak / 127.0 if peak > 0 else 1.0
     codes = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
     return codes.tobytes(), scale
+
+
+def import_rules(config: EmbeddingConfig) -> VectorRules:
+    """What an import takes as a paper's precomputed vector (docs/relevance.md): one of the
+    configured model, whether or not embeddings are on (turned on later, they are used),
+    of that model's dimension, stored as `paperclub embed` stores the model's own."""
+    return VectorRules(config.model, _quantised_values, partial(catalogue_dimension, config.model))
+
+
+def _quantised_values(values: array[float]) -> tuple[bytes, float]:
+    """Unit float32 values, as a reader scaled them, as codes and a scale."""
+    return quantised(np.frombuffer(values, dtype=np.float32))
 
 
 def restored(codes: bytes, scale: float) -> Vectors:
