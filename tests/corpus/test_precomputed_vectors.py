@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
+from adapters.cli.main import main
 from bot.corpus.embedded import StoredVectors, paper_text, text_hash
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord
@@ -192,3 +193,16 @@ def test_a_known_models_dimension_comes_from_its_catalogue(db, tmp_path):
 def test_a_library_told_no_model_takes_no_vectors(db, tmp_path):
     refused(Library(db), jsonl(tmp_path / "gpu.jsonl", {"title": "Plain"}, GOOD), 2,
             "'vector': this import takes no precomputed vectors")
+
+
+def test_the_command_line_stores_them_and_refuses_a_bad_file_with_its_line(db, database_url, tmp_path, capsys,
+                                                                        monkeypatch):
+    monkeypatch.setenv("PAPERCLUB_EMBEDDING_MODEL", MODEL)
+    good = jsonl(tmp_path / "good.jsonl", GOOD, with_vector("Other", [4, 3, 2, 1]))
+    assert main(["--database-url", database_url, "import", str(good)]) == 0
+    assert "2 added, 0 updated, 0 unchanged, 2 vectors stored" in capsys.readouterr().out
+    bad = jsonl(tmp_path / "bad.jsonl", with_vector("Third", [1, 1, 1, 1]), REFUSED["another model"][0])
+    assert main(["--database-url", database_url, "import", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"error: {bad}:2: 'vector.model' is 'BAAI/bge-small-en-v1.5'" in err and "nothing imported" in err
+    assert Library(db).count() == 2 and StoredVectors(db).count(MODEL) == 2
