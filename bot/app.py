@@ -214,7 +214,9 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     from bot.corpus.library import Library
     from bot.feature import Features, Kit, loaded
     from bot.ops.replays import SeenRequests
+    from bot.search.embedding import EmbeddingConfig
     from bot.search.hybrid import with_meaning
+    from bot.search.vectors import import_rules
     from bot.services.links import ChannelLinks, PrivateLinks
     from bot.services.meetings import Meetings
     from bot.services.picks import Picker
@@ -222,7 +224,7 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     from bot.services.posts import Posts
     from bot.services.votes import Votes
 
-    library = Library(db)
+    library = Library(db, vectors=import_rules(EmbeddingConfig.from_env(env)))
     search = with_meaning(make_search(library), db, env)
     channels = Channels(db)
     votes = Votes(db)

@@ -164,9 +164,10 @@ def import_with_progress(
 
 
 def format_summary(s: ImportSummary) -> str:
+    vectors = f", {s.vectors} vectors stored" if s.vectors else ""
     return (
         f"{s.path}: {s.format}, collection {s.collection}: "
-        f"{s.added} added, {s.updated} updated, {s.unchanged} unchanged"
+        f"{s.added} added, {s.updated} updated, {s.unchanged} unchanged{vectors}"
     )
 
 

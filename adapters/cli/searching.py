@@ -24,9 +24,11 @@ def open_search(url: str | None, short_lived: bool = False, meaning: bool = True
     db = open_database(url)
     from bot.corpus.library import Library
     from bot.search.builtin import service
+    from bot.search.embedding import EmbeddingConfig
     from bot.search.hybrid import with_meaning
+    from bot.search.vectors import import_rules
 
-    library = Library(db)
+    library = Library(db, vectors=import_rules(EmbeddingConfig.from_env()))
     words = service.open_search(library, short_lived)
     return library, with_meaning(words, db) if meaning else words
 

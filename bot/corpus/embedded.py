@@ -9,21 +9,24 @@ papers whose claim it got, skipping those another run holds. Writing the vectors
 their claims in the same transaction; a run that stops releases the rest, and a claim
 left by a process that died is taken again after LEASE.
 
-The text a vector is made of and its hash are the embedding's business
-(bot.search.embedding.paper_text, text_hash); they are passed in, so the corpus knows
-nothing of models.
+The text a vector is made of (`paper_text`) and its hash (`text_hash`) are defined here,
+below the search, because an import stores a paper's precomputed vector with the hash of
+the paper's text as stored; the models themselves are the search's business
+(bot.search.embedding), and the corpus knows nothing of them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import hashlib
+from array import array
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, literal, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from bot.corpus.revisions import current_revision, ensure_state
+from bot.corpus.revisions import CHUNK, current_revision, ensure_state
 from store import Database
 from store.database import upsert_insert
 from store.models import CorpusState, EmbeddingClaim, EmbeddingModel, Paper, PaperVector, utcnow
@@ -62,6 +65,24 @@ class Claimed:
 
     papers: list[Pending]
     after: int
+
+
+def _unknown() -> int | None:
+    return None
+
+
+@dataclass(frozen=True)
+class VectorRules:
+    """What an import checks a paper's precomputed vector against, and how it stores it
+    (bot.search.vectors.import_rules makes them from the deployment's settings): the
+    model the library's vectors are of, that model's dimension as its catalogue gives it
+    (asked only when no vector is stored under it yet: None for a model it does not
+    know), and the quantiser every stored vector goes through (unit values -> int8 codes
+    and a scale)."""
+
+    model: str
+    quantise: Callable[[array[float]], tuple[bytes, float]]
+    catalogue_dimension: Callable[[], int | None] = _unknown
 
 
 @dataclass(eq=False)
@@ -134,26 +155,9 @@ class StoredVectors:
         their claims, in one transaction. A paper deleted meanwhile is skipped."""
         if not made:
             return
-        ids = [m.paper_id for m in made]
         model_id = self._model_id(model, make=True)
         with self.db.session() as session:
-            version = _next_version(session)
-            present = set(session.scalars(select(Paper.id).where(Paper.id.in_(ids))))
-            session.execute(
-                delete(PaperVector).where(
-                    tuple_(PaperVector.paper_id, PaperVector.model_id).in_([(i, model_id) for i in ids])
-                )
-            )
-            session.add_all(
-                PaperVector(paper_id=m.paper_id, model_id=model_id, text_hash=m.text_hash, codes=m.codes,
-                            scale=m.scale, version=version)
-                for m in made
-                if m.paper_id in present
-            )
-            # Whoever holds them: a paper with its vector needs no claim. (A run that took
-            # one over past the lease, from this slow one, embeds it too: the same vector.)
-            session.execute(delete(EmbeddingClaim).where(EmbeddingClaim.model_id == model_id,
-                                                         EmbeddingClaim.paper_id.in_(ids)))
+            _write(session, model_id, made)
 
     def version(self) -> int:
         """The version of the last write of vectors (0: none yet): one row read, cheap
@@ -180,6 +184,14 @@ class StoredVectors:
                 yield paper_id, bytes(codes), float(scale)
             after = page[-1][0]
 
+    def dimension(self, model: str) -> int | None:
+        """The dimension of the vectors stored under `model` (one read), or None: none yet."""
+        with self.db.session() as session:
+            codes = session.scalar(
+                select(PaperVector.codes).where(PaperVector.model_id == self._model_id(model)).limit(1)
+            )
+        return None if codes is None else len(codes)
+
     def count(self, model: str) -> int:
         with self.db.session() as session:
             counted = select(func.count()).select_from(PaperVector).where(PaperVector.model_id == self._model_id(model))
@@ -192,14 +204,11 @@ class StoredVectors:
         if known is not None:
             return known
         with self.db.session() as session:
-            if make:  # one row per name, whichever process adds it first
-                session.execute(upsert_insert(session, EmbeddingModel).values(name=model)
-                                .on_conflict_do_nothing(index_elements=["name"]))
-            found = session.scalar(select(EmbeddingModel.id).where(EmbeddingModel.name == model))
+            found = _model_number(session, model, make)
         if found is None:
             return -1
-        self._models[model] = int(found)
-        return int(found)
+        self._models[model] = found
+        return found
 
     def corpus_revision(self) -> int:
         """The corpus's revision: no paper needs a vector that did not when it was last this."""
@@ -260,6 +269,78 @@ def _embedded_meanwhile(session: Session, model_id: int, won: list[Pending], own
     return stored
 
 
+def store_given(
+    session: Session,
+    model: str,
+    given: Mapping[int, array[float]],
+    quantise: Callable[[array[float]], tuple[bytes, float]],
+) -> int:
+    """Store the vectors an import brought (paper id -> unit values) under `model`, in the
+    import's own transaction, each with the hash of its paper's text as the import left
+    it: `paperclub embed` finds them done, and a changed abstract later embeds the paper
+    again. A vector stored already, for the same text, is not written again. Returns how
+    many were written."""
+    model_id = _model_number(session, model)
+    ids = sorted(given)
+    made: list[Made] = []
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
+        held: dict[int, tuple[str, bytes, float]] = {}
+        if model_id is not None:
+            rows = session.execute(
+                select(PaperVector.paper_id, PaperVector.text_hash, PaperVector.codes, PaperVector.scale)
+                .where(PaperVector.model_id == model_id, PaperVector.paper_id.in_(chunk))
+            )
+            held = {pid: (digest, bytes(codes), float(scale)) for pid, digest, codes, scale in rows}
+        papers = session.execute(select(Paper.id, Paper.title, Paper.abstract).where(Paper.id.in_(chunk)))
+        for paper_id, title, abstract in papers:
+            digest = text_hash(paper_text(title, abstract or ""))
+            codes, scale = quantise(given[paper_id])
+            if held.get(paper_id) != (digest, codes, scale):
+                made.append(Made(paper_id, digest, codes, scale))
+    if made:
+        _write(session, model_id if model_id is not None else _made_number(session, model), made)
+    return len(made)
+
+
+def _write(session: Session, model_id: int, made: Sequence[Made]) -> None:
+    """Store `made` under the model, replacing what the papers had, at a new version of the
+    vectors; a paper deleted meanwhile is skipped."""
+    ids = [m.paper_id for m in made]
+    version = _next_version(session)
+    present: set[int] = set()
+    for start in range(0, len(ids), CHUNK):
+        present.update(session.scalars(select(Paper.id).where(Paper.id.in_(ids[start : start + CHUNK]))))
+        pairs = [(i, model_id) for i in ids[start : start + CHUNK]]
+        session.execute(delete(PaperVector).where(tuple_(PaperVector.paper_id, PaperVector.model_id).in_(pairs)))
+    session.add_all(
+        PaperVector(paper_id=m.paper_id, model_id=model_id, text_hash=m.text_hash, codes=m.codes,
+                    scale=m.scale, version=version)
+        for m in made
+        if m.paper_id in present
+    )
+    # Whoever holds them: a paper with its vector needs no claim. (A run that took one over
+    # past the lease, from a slow one, embeds it too: the same vector.)
+    for start in range(0, len(ids), CHUNK):
+        session.execute(delete(EmbeddingClaim).where(EmbeddingClaim.model_id == model_id,
+                                                     EmbeddingClaim.paper_id.in_(ids[start : start + CHUNK])))
+
+
+def _model_number(session: Session, model: str, make: bool = False) -> int | None:
+    """The model's number, or None for a model nothing was stored under, unless `make`
+    adds it (one row per name, whichever process adds it first)."""
+    if make:
+        return _made_number(session, model)
+    found = session.scalar(select(EmbeddingModel.id).where(EmbeddingModel.name == model))
+    return None if found is None else int(found)
+
+
+def _made_number(session: Session, model: str) -> int:
+    session.execute(upsert_insert(session, EmbeddingModel).values(name=model)
+                    .on_conflict_do_nothing(index_elements=["name"]))
+    return int(session.scalars(select(EmbeddingModel.id).where(EmbeddingModel.name == model)).one())
+
+
 def _next_version(session: Session) -> int:
     """Move the vectors' version on and return it (an atomic increment that holds the row
     until the transaction ends, as bot.corpus.revisions.bump_revision does)."""
@@ -267,3 +348,15 @@ def _next_version(session: Session) -> int:
     bump = update(CorpusState).where(CorpusState.id == 1).values(vectors_version=CorpusState.vectors_version + 1)
     session.execute(bump)
     return int(session.scalars(select(CorpusState.vectors_version).where(CorpusState.id == 1)).one())
+
+
+def paper_text(title: str, abstract: str) -> str:
+    """What a paper's vector is made of: its title, then its abstract."""
+    title, abstract = title.strip(), abstract.strip()
+    return f"{title}. {abstract}" if abstract else title
+
+
+def text_hash(text: str) -> str:
+    """A short, stable digest of the embedded text (16 hex digits: enough to tell a changed
+    abstract, which is embedded again)."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()

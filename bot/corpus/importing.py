@@ -13,11 +13,18 @@ under them, as it was; any other record is filed under the imported file.
 Here: the matcher (_Incoming, _Titles, _Existing) and the merge into stored papers and
 drafts; new papers are written in bulk by bot.corpus.drafts, and an import that changes
 papers moves the corpus revision (bot.corpus.revisions).
+
+A record may bring the paper's vector, made elsewhere (GivenVector): checked against the
+library's model and dimension before anything is written (VectorRules), and stored in the
+import's transaction with the hash of the paper's text as the import left it
+(bot.corpus.embedded.store_given). A paper named by several records of one file takes the
+first record's vector; a record merged into a stored paper gives that paper its vector.
 """
 
 from __future__ import annotations
 
 import json
+from array import array
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,12 +37,15 @@ from sqlalchemy.orm import Session
 from bot.collector import give_back_free_memory, without_cycle_collection
 from bot.corpus import identifiers
 from bot.corpus.drafts import Draft, DraftId, DraftSource, Written, as_indexed, write_drafts
+from bot.corpus.embedded import StoredVectors, VectorRules, store_given
 from bot.corpus.merge import SHOWN, in_merge_order, merged, source_fields
 from bot.corpus.readers import read_path, truncation_warnings
 from bot.corpus.records import (
     COLLECTION_MAX,
     FORMAT_MAX,
     SOURCE_MAX,
+    CorpusFormatError,
+    GivenVector,
     PaperRecord,
     RestoredSource,
     check_name,
@@ -68,6 +78,7 @@ class ImportSummary:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
+    vectors: int = 0  # precomputed vectors stored (new, or of another text or value)
     error: str | None = None
     # FILE:LINE notes on an import that went through but looks wrong (a prose file whose
     # last abstract stops mid-sentence, as a cut file does).
@@ -84,6 +95,8 @@ class _Incoming:
     (one source for a plain record; an exported paper's own sources)."""
 
     sources: dict[Place, RestoredSource]
+    # The paper's vector, when a record of it brought one (the first that did).
+    vector: GivenVector | None = None
     # Each source's normalised title, and the ids, worked out once (an import asks for
     # them often; absorbing another record forgets the ids).
     keys: dict[Place, str] = field(default_factory=dict)
@@ -98,7 +111,7 @@ class _Incoming:
     @classmethod
     def of(cls, record: PaperRecord, collection: str, source: str, fmt: str) -> _Incoming:
         restored = record.sources or [RestoredSource(collection, source, record.line, fmt, record)]
-        return cls({(s.collection, s.source): s for s in restored})
+        return cls({(s.collection, s.source): s for s in restored}, record.vector)
 
     def records(self) -> list[PaperRecord]:
         return [s.record for s in self.sources.values()]
@@ -123,6 +136,7 @@ class _Incoming:
     def absorb(self, other: _Incoming) -> None:
         """The same paper named again in the same file: one record per source."""
         self._pairs = self._ids = None
+        self.vector = self.vector or other.vector
         for place, restored in other.sources.items():
             if place in self.sources:
                 _merge_records(self.sources[place].record, restored.record)  # its title stays
@@ -244,6 +258,10 @@ class _Existing:
                 self.unowned.update((scheme, v) for v in chunk if (scheme, v) not in held)
         return {pair: self.by_external.get(pair) for pair in pairs}
 
+    def paper_id(self, key: int) -> int:
+        """The id of a paper by its key, once it is written (after the last flush)."""
+        return key if key > 0 else self.flushed[-key - 1]
+
     def new_key(self, paper: Draft) -> int:
         key = -(len(self.flushed) + len(self.created) + 1)
         self.created[key] = paper
@@ -282,8 +300,10 @@ def import_file(
     fmt: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     written: Written | None = None,
+    vectors: VectorRules | None = None,
 ) -> ImportSummary:
-    """Read and store one file; a malformed file raises before anything is written."""
+    """Read and store one file; a malformed file raises before anything is written.
+    `vectors` says which precomputed vectors the file may bring (none without)."""
     path = Path(path)
     collection = collection or default_collection(path)
     _check_names(collection, path.name, str(path))  # before reading: a wrong name fails fast
@@ -300,6 +320,7 @@ def import_file(
                 progress=progress,
                 path=str(path),
                 written=written,
+                vectors=vectors,
             )
     finally:
         records = []  # gone before the heap's free pages are given back
@@ -316,6 +337,7 @@ def import_records(
     progress: Callable[[int, int], None] | None = None,
     path: str | None = None,
     written: Written | None = None,
+    vectors: VectorRules | None = None,
 ) -> ImportSummary:
     """Store records, all or none; `path` names the file in errors (default: `source`).
 
@@ -325,9 +347,11 @@ def import_records(
     would refuse (and SQLite store) refuses the whole import on both, at its FILE:LINE.
     `written` is told the new papers as they are written, before the import commits
     (or rolls back): the search index tokenises them meanwhile (SearchBackend.ahead).
+    Records' vectors are checked against `vectors` and stored with their papers; a record
+    with a vector is refused where no `vectors` are given.
     """
     with without_cycle_collection():
-        return _import_records(db, records, collection, source, fmt, progress, path, written)
+        return _import_records(db, records, collection, source, fmt, progress, path, written, vectors)
 
 
 def _import_records(
@@ -339,11 +363,13 @@ def _import_records(
     progress: Callable[[int, int], None] | None,
     path: str | None,
     written: Written | None,
+    vectors: VectorRules | None,
 ) -> ImportSummary:
     path = path or source
     _check_names(collection, source, path)
     for record in records:
         _normalise_and_check(record, path)
+    _check_vectors(db, records, path, vectors)
     papers = _incoming(records, collection, source, fmt)
     summary = ImportSummary(path=path, format=fmt, collection=_collections(papers) or collection)
     summary.warnings = truncation_warnings(fmt, records, path)
@@ -351,15 +377,21 @@ def _import_records(
         existing = _load_existing(session, papers)
         existing.written = written
         existing.expected = current_revision(session) + 1
+        given: dict[int, array[float]] = {}  # paper key -> its vector, from the file
         for done, paper in enumerate(papers, 1):
             if (done - 1) % CHUNK == 0:
                 ahead = papers[done - 1 : done - 1 + CHUNK]
                 existing.loaded = _load_matched(session, existing, ahead)
-            outcome = _store(session, existing, paper)
+            outcome, key = _store(session, existing, paper)
             setattr(summary, outcome, getattr(summary, outcome) + 1)
+            if paper.vector is not None:
+                given.setdefault(key, paper.vector.values)
             if progress and (done % 200 == 0 or done == len(papers)):
                 progress(done, len(papers))
         existing.flush(session)
+        if vectors is not None and given:
+            by_id = {existing.paper_id(key): values for key, values in given.items()}
+            summary.vectors = store_given(session, vectors.model, by_id, vectors.quantise)
         revision = None
         if summary.added or summary.updated:
             revision = bump_revision(session)
@@ -407,6 +439,33 @@ def _normalise_and_check(record: PaperRecord, path: str) -> None:
             ("the source's format", restored.format, FORMAT_MAX),
         ):
             check_name(what, value, limit, path, "shorten it", line=record.line)
+
+
+def _check_vectors(db: Database, records: list[PaperRecord], path: str, rules: VectorRules | None) -> None:
+    """Refuse, at its record's line, a vector of another model than the library's or of
+    another dimension: that of the vectors stored under the model, else the model's in
+    its catalogue, else the file's first vector's."""
+    given = [record for record in records if record.vector is not None]
+    if not given:
+        return
+    if rules is None:
+        raise CorpusFormatError(path, given[0].line, "'vector': this import takes no precomputed vectors")
+    dimension, known = StoredVectors(db).dimension(rules.model), "as the vectors already stored under it"
+    if dimension is None:
+        dimension, known = rules.catalogue_dimension(), "in the model's catalogue"
+    for record in given:
+        assert record.vector is not None  # given: those with one
+        if record.vector.model != rules.model:
+            raise CorpusFormatError(path, record.line, (
+                f"'vector.model' is {record.vector.model!r}, but this library's vectors are of "
+                f"{rules.model!r} (PAPERCLUB_EMBEDDING_MODEL): make the vectors with that model, "
+                "or configure this one"))
+        if dimension is None:
+            dimension, known = len(record.vector.values), f"as the file's first vector, at line {record.line}"
+        if len(record.vector.values) != dimension:
+            raise CorpusFormatError(path, record.line, (
+                f"'vector.values' holds {len(record.vector.values)} numbers, but the vectors of "
+                f"{rules.model} have {dimension} ({known})"))
 
 
 # --- identity ------------------------------------------------------------------------
@@ -540,12 +599,12 @@ def _remember(existing: _Existing, key: int, paper: Paper | Draft) -> None:
 # --- storing and merging ---------------------------------------------------------------
 
 
-def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
-    """Store one paper's sources; "added", "updated" or "unchanged"."""
+def _store(session: Session, existing: _Existing, incoming: _Incoming) -> tuple[str, int]:
+    """Store one paper's sources: "added", "updated" or "unchanged", and the paper's key."""
     key = _match(existing, incoming)
     paper = Draft() if key is None else existing.paper(session, key)
     if key is not None and _already_stored(paper, incoming):
-        return "unchanged"  # the usual re-import: nothing to merge again
+        return "unchanged", key  # the usual re-import: nothing to merge again
     before = None if key is None else _snapshot(paper)
     for place, restored in incoming.sources.items():
         _put_source(paper, restored, incoming.keys[place])
@@ -556,7 +615,7 @@ def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
     released = _hold_ids(session, existing, paper, key)
     if before is not None:
         if _snapshot(paper) == before:
-            return "unchanged"
+            return "unchanged", key
         paper.updated_at = utcnow()
     if isinstance(paper, Paper):
         session.add(paper)
@@ -567,7 +626,7 @@ def _store(session: Session, existing: _Existing, incoming: _Incoming) -> str:
         # first (one flush could insert the new row before deleting the old).
         existing.flush(session)
     _remember(existing, key, paper)
-    return "added" if before is None else "updated"
+    return ("added" if before is None else "updated"), key
 
 
 def _already_stored(paper: Paper | Draft, incoming: _Incoming) -> bool:

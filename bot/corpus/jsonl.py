@@ -11,12 +11,19 @@ else than the paper shows, "fields" with those values) come back as the record's
 `sources`, each with its own record: importing an export restores them as they were. A
 record without `sources` is filed under the imported file. A file holding one JSON array
 of such objects is read too.
+
+Either may carry the paper's vector, made elsewhere (docs/relevance.md, "Precomputed
+vectors"): `"vector": {"model": "sentence-transformers/all-MiniLM-L6-v2", "values": [...]}`.
+Here its values are checked (finite numbers, not all zero) and scaled to unit length; the
+import checks its model and its dimension against the library's.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +31,7 @@ from bot.corpus.identifiers import normalise_ids
 from bot.corpus.records import (
     LINE_NUMBER_MAX,
     CorpusFormatError,
+    GivenVector,
     PaperRecord,
     RestoredSource,
     clean_space,
@@ -55,6 +63,7 @@ def parse(text: str, path: str) -> list[PaperRecord]:
         try:
             record = _record(obj, line, taken)
             record.sources = _sources(obj)
+            record.vector = _vector(obj.get("vector"))
             records.append(record)
         except _FieldError as error:
             raise CorpusFormatError(path, line, str(error)) from None
@@ -146,6 +155,50 @@ def _source(entry: dict[str, Any], obj: dict[str, Any]) -> RestoredSource:
         raise _FieldError("a source's 'fields' must be an object")
     record = _record({**obj, **fields}, line, set())
     return RestoredSource(collection, source, line, fmt, record)
+
+
+def _vector(given: Any) -> GivenVector | None:
+    """The paper's vector, scaled to unit length; None when the record has none."""
+    if given is None:
+        return None
+    if not isinstance(given, dict):
+        raise _FieldError(''''vector' must be an object: {"model": "...", "values": [numbers]}''')
+    model = given.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise _FieldError("'vector.model' must name the embedding model that made the vector")
+    values = given.get("values")
+    if not isinstance(values, list) or not values:
+        raise _FieldError("'vector.values' must be a non-empty list of numbers")
+    numbers = array("d")
+    if set(map(type, values)) <= {int, float}:  # no string, bool or null: one pass in C
+        try:
+            numbers = array("d", values)
+        except OverflowError:  # an integer past any float
+            pass
+    if len(numbers) != len(values) or not all(map(math.isfinite, numbers)):
+        raise _FieldError(_first_bad_value(values))
+    peak = max(map(abs, numbers))
+    if peak == 0:
+        raise _FieldError("'vector' is all zeros: it points nowhere, so no paper could be close to it")
+    scaled = [value / peak for value in numbers]  # its length is then from 1 to sqrt(n): no overflow
+    length = math.hypot(*scaled)
+    return GivenVector(model.strip(), array("f", [value / length for value in scaled]))
+
+
+def _first_bad_value(values: list[Any]) -> str:
+    """What is wrong with the first value of a vector that is not a finite number."""
+    for index, value in enumerate(values):
+        number = type(value) in (int, float)
+        try:
+            finite = number and math.isfinite(value)
+        except OverflowError:
+            finite = False
+        if not finite:
+            shown = json.dumps(value)
+            shown = shown if len(shown) <= 40 else shown[:39] + "…"
+            kind = "finite numbers" if number else "numbers"
+            return f"'vector.values' must be {kind}: values[{index}] is {shown}"
+    return "'vector.values' must be finite numbers"
 
 
 def _source_name(entry: dict[str, Any], key: str) -> str:

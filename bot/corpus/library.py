@@ -40,15 +40,19 @@ _PAPERS_WITH_IDS = (
 
 if TYPE_CHECKING:  # importing loads the readers of every format: not for a search
     from bot.corpus.drafts import Written
+    from bot.corpus.embedded import VectorRules
     from bot.corpus.importing import ImportSummary
     from bot.corpus.records import PaperRecord
 
 
 @dataclass(eq=False)  # a service: compared and hashed by identity, as before
 class Library:
-    """The corpus behind one handle: what the commands, the search index and the CLI use."""
+    """The corpus behind one handle: what the commands, the search index and the CLI use.
+    `vectors`: the precomputed vectors an import may bring (the deployment's model, as
+    bot.app and the command line wire it; without, a record with a vector is refused)."""
 
     db: Database
+    vectors: VectorRules | None = None
 
     # --- importing (bot.corpus.importing) ---------------------------------------------
 
@@ -63,7 +67,7 @@ class Library:
         """Read and store one file; a malformed file raises before anything is written."""
         from bot.corpus import importing
 
-        return importing.import_file(self.db, path, collection, fmt, progress, written)
+        return importing.import_file(self.db, path, collection, fmt, progress, written, self.vectors)
 
     def import_records(
         self,
@@ -88,6 +92,7 @@ class Library:
             progress=progress,
             path=path,
             written=written,
+            vectors=self.vectors,
         )
 
     # --- the revision (bot.corpus.revisions) ------------------------------------------

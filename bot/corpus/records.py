@@ -8,6 +8,7 @@ its own and lets a whole file be rejected before anything from it is written.
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,19 @@ class PaperRecord:
     # from, each with what it said. Importing restores them, instead of filing the paper
     # under the exported file's name.
     sources: list[RestoredSource] = field(default_factory=list)
+    # The paper's vector when the source brings one (JSON Lines' `vector`, made elsewhere):
+    # stored with the paper, so that it is not embedded again.
+    vector: GivenVector | None = None
+
+
+@dataclass
+class GivenVector:
+    """A paper's vector as its source gave it: the model that made it, and its values
+    scaled to unit length (float32, as a model's own are). The import checks the model and
+    the dimension against the library's (bot.corpus.importing)."""
+
+    model: str
+    values: array[float]
 
 
 @dataclass

@@ -13,7 +13,6 @@ PAPERCLUB_EMBEDDINGS (on/off), PAPERCLUB_EMBEDDING_MODEL and PAPERCLUB_MODEL_DIR
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -24,6 +23,10 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+# What a paper's vector is made of, and the hash that tells a changed text: the corpus's,
+# which stores the hash beside the vector (and an imported vector with it); named here too.
+from bot.corpus.embedded import paper_text as paper_text
+from bot.corpus.embedded import text_hash as text_hash
 from bot.search.params import DEFAULT_MODEL, MODEL, MODEL_DIR, OFF, ON, SWITCH
 
 log = logging.getLogger(__name__)
@@ -161,13 +164,16 @@ def load_embedder(config: EmbeddingConfig, download: bool = False, threads: int 
         return None
 
 
-def paper_text(title: str, abstract: str) -> str:
-    """What a paper's vector is made of: its title, then its abstract."""
-    title, abstract = title.strip(), abstract.strip()
-    return f"{title}. {abstract}" if abstract else title
-
-
-def text_hash(text: str) -> str:
-    """A short, stable digest of the embedded text (16 hex digits: enough to tell a changed
-    abstract, which is embedded again)."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+def catalogue_dimension(model: str) -> int | None:
+    """The dimension of `model`'s vectors as fastembed's catalogue lists it (a list in its
+    code: nothing downloaded, nothing loaded but fastembed itself, half a second), or None
+    for a model it does not list, or without fastembed."""
+    try:
+        from fastembed import TextEmbedding
+    except ImportError:
+        return None
+    wanted = model.lower()
+    for known in TextEmbedding.list_supported_models():
+        if str(known.get("model", "")).lower() == wanted and isinstance(known.get("dim"), int):
+            return int(known["dim"])
+    return None

@@ -14,14 +14,17 @@ own vectors score them, so scores stay exact and only a rare true neighbour is m
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from bot.search.embedding import Vectors
+from bot.corpus.embedded import VectorRules
+from bot.search.embedding import EmbeddingConfig, Vectors, catalogue_dimension
 from bot.search.neighbours import NEIGHBOURS_FROM, OVERFETCH, NeighbourIndex
 
 Ids = npt.NDArray[np.int64]
@@ -35,6 +38,18 @@ def quantised(vector: Vectors) -> tuple[bytes, float]:
     scale = peak / 127.0 if peak > 0 else 1.0
     codes = np.clip(np.rint(vector / scale), -127, 127).astype(np.int8)
     return codes.tobytes(), scale
+
+
+def import_rules(config: EmbeddingConfig) -> VectorRules:
+    """What an import takes as a paper's precomputed vector (docs/relevance.md): one of the
+    configured model, whether or not embeddings are on (turned on later, they are used),
+    of that model's dimension, stored as `paperclub embed` stores the model's own."""
+    return VectorRules(config.model, _quantised_values, partial(catalogue_dimension, config.model))
+
+
+def _quantised_values(values: array[float]) -> tuple[bytes, float]:
+    """Unit float32 values, as a reader scaled them, as codes and a scale."""
+    return quantised(np.frombuffer(values, dtype=np.float32))
 
 
 def restored(codes: bytes, scale: float) -> Vectors:

@@ -324,7 +324,7 @@ def test_jsonl_export_round_trip(tmp_path: Path) -> None:
     lines = []
     for number, record in enumerate(originals, 1):
         paper = Paper(id=number * 7, title_key=title_key(record.title), **{
-            k: v for k, v in vars(record).items() if k not in ("line", "external_ids", "sources")
+            k: v for k, v in vars(record).items() if k not in ("line", "external_ids", "sources", "vector")
         })
         paper.external_ids = [
             PaperExternalId(scheme=s, value=v) for s, v in record.external_ids.items()
@@ -368,6 +368,22 @@ def test_json_array_is_read_with_element_lines(tmp_path: Path) -> None:
     fmt, records = read_path(path)
     assert fmt == "jsonl"
     assert [(r.title, r.line) for r in records] == [("One", 2), ("Two", 4)]
+
+
+def test_a_vector_is_read_and_scaled_to_unit_length_in_lines_and_arrays(tmp_path: Path) -> None:
+    vector = {"model": " m ", "values": [3, 4.0, 0]}
+    lines = tmp_path / "v.jsonl"
+    lines.write_text(json.dumps({"title": "A"}) + "\n" + json.dumps({"title": "B", "vector": vector}) + "\n")
+    array_file = tmp_path / "v.json"
+    array_file.write_text(json.dumps([{"title": "A", "vector": None}, {"title": "B", "vector": vector}], indent=1))
+    for path in (lines, array_file):
+        first, second = read_path(path)[1]
+        assert first.vector is None and second.vector is not None
+        assert second.vector.model == "m" and second.vector.values.typecode == "f"
+        assert list(second.vector.values) == pytest.approx([0.6, 0.8, 0.0])
+    huge = {"model": "m", "values": [1e308, -1e308]}  # finite, though its length is not
+    [record] = FORMATS["jsonl"](json.dumps({"title": "C", "vector": huge}), "h.jsonl")
+    assert record.vector is not None and list(record.vector.values) == pytest.approx([0.7071, -0.7071], abs=1e-4)
 
 
 # --- detection and decoding -------------------------------------------------------------
@@ -572,6 +588,40 @@ MALFORMED = {
     ),
     "jsonl bad year": ("jsonl", '{"title": "b", "year": "soon"}\n', 1, "'year' must be a number"),
     "json array broken": ("jsonl", '[\n{"title": "a"},\n{"title": }\n]\n', 3, "not valid JSON"),
+    "jsonl vector not an object": (
+        "jsonl", '{"title": "a"}\n{"title": "b", "vector": [1, 2]}\n', 2, "'vector' must be an object",
+    ),
+    "jsonl vector without a model": (
+        "jsonl", '{"title": "b", "vector": {"values": [1, 2]}}\n', 1, "'vector.model' must name the embedding model",
+    ),
+    "jsonl vector without values": (
+        "jsonl", '{"title": "b", "vector": {"model": "m", "values": []}}\n', 1,
+        "'vector.values' must be a non-empty list of numbers",
+    ),
+    "jsonl vector with a string": (
+        "jsonl", '{"title": "a"}\n{"title": "b", "vector": {"model": "m", "values": [1, "2"]}}\n', 2,
+        "'vector.values' must be numbers: values[1] is \"2\"",
+    ),
+    "jsonl vector with a boolean": (
+        "jsonl", '{"title": "b", "vector": {"model": "m", "values": [true, 1]}}\n', 1,
+        "'vector.values' must be numbers: values[0] is true",
+    ),
+    "jsonl vector with NaN": (
+        "jsonl", '{"title": "b", "vector": {"model": "m", "values": [1, 2, NaN]}}\n', 1,
+        "'vector.values' must be finite numbers: values[2] is NaN",
+    ),
+    "jsonl vector past any float": (
+        "jsonl", '{"title": "b", "vector": {"model": "m", "values": [1e999, 2]}}\n', 1,
+        "'vector.values' must be finite numbers: values[0] is Infinity",
+    ),
+    "jsonl vector of zeros": (
+        "jsonl", '{"title": "b", "vector": {"model": "m", "values": [0, 0.0, -0.0]}}\n', 1,
+        "'vector' is all zeros",
+    ),
+    "json array vector with NaN": (
+        "jsonl", '[\n{"title": "a"},\n{"title": "b",\n "vector": {"model": "m", "values": [NaN]}}\n]\n', 3,
+        "'vector.values' must be finite numbers: values[0] is NaN",
+    ),
     "bibtex entry without title": (
         "bibtex", "@article{a,\n title={X}}\n\n@misc{b,\n author={Y}}\n", 4, "'b' has no title",
     ),

@@ -4,6 +4,8 @@ process, and search and similar fused with BM25."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,7 @@ from bot.search.embedding import (
 from bot.search.fusion import fused, normalised
 from bot.search.hybrid import HybridBackend, HybridSearcher, with_meaning
 from bot.search.query import Query
-from bot.search.vectors import VectorMatrix, quantised, restored
+from bot.search.vectors import VectorMatrix, import_rules, quantised, restored
 from tests.conftest import MINILM
 
 # Subjects told apart by meaning; the queries below share no word with the paper they
@@ -221,6 +223,31 @@ def test_a_typed_title_stays_first_and_filters_hold(db, minilm):
     hits = index.search(Query.parse("traffic accidents in:c"), 3)
     assert titles["Car crash statistics"] not in [h.paper_id for h in hits]
     assert hits[0].paper_id == titles["Vehicle collisions on motorways"]
+
+
+def test_a_paper_is_found_by_meaning_through_its_imported_vector(db, minilm, tmp_path):
+    """Vectors made elsewhere (here by the same model, scaled by 3: the import makes them
+    unit length) are imported with the papers; nothing is embedded again, and a search by
+    meaning and `similar` find the papers through them."""
+    library = Library(db, vectors=import_rules(EmbeddingConfig()))
+    papers = PAPERS + [("Deep learning for drug discovery",
+                        "Neural predictors of binding affinity screen candidate compounds.")]
+    made = minilm.documents([paper_text(t, a) for t, a in papers])
+    path = tmp_path / "gpu.jsonl"
+    path.write_text("".join(json.dumps({"title": t, "abstract": a, "vector": {"model": minilm.name,
+                                                                             "values": (3 * v).tolist()}}) + "\n"
+                            for (t, a), v in zip(papers, made, strict=True)), encoding="utf-8")
+    assert library.import_file(path).vectors == 7
+    assert embed_pending(StoredVectors(db), minilm) == 0  # every paper has its vector already
+    titles = ids_by_title(library)
+    stored = VectorMatrix.from_stored(minilm.name, StoredVectors(db).rows(minilm.name))
+    assert float(stored.vector(titles[PAPERS[1][0]]) @ made[1]) > 0.999
+    index = hybrid(db, minilm, library).current()
+    assert isinstance(index, HybridSearcher)
+    hits = index.search(Query.parse("traffic accidents"), 3)
+    assert hits[0].paper_id == titles["Vehicle collisions on motorways"] and hits[0].matched == ()
+    similar = [h.paper_id for h in index.similar(titles["Deep learning for drug discovery"], 2)]
+    assert titles["Graph neural networks for molecules"] in similar
 
 
 def test_similar_papers_by_meaning(db, minilm):
