@@ -1,4 +1,4 @@
-"""The `paperclub` command line: import, export, search, console, demo, db, serve.
+"""The `paperclub` command line: import, export, search, status, console, demo, db, serve.
 
 This module only parses: each subcommand names its function as "module:function"
 (`Lazy`), imported when that subcommand runs, so `paperclub --version` and `--help` load
@@ -69,6 +69,9 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     p.add_argument("--status", action="store_true", help="only say how many papers have a vector")
     p.add_argument("--seconds", type=_positive_seconds, help="stop after about this long (the next run goes on)")
     p.set_defaults(func=Lazy("adapters.cli.embedding:cmd_embed"))
+
+    p = sub.add_parser("status", help="the library at a glance: papers, search index, embeddings, channels and follows")
+    p.set_defaults(func=Lazy("adapters.cli.status:cmd_status"))
 
     p = sub.add_parser("console", help="chat with the bot on stdin/stdout")
     p.add_argument("--channel", default="general", help="console channel id (default: general)")

@@ -36,6 +36,14 @@ class Hit:
     by_meaning: bool = False  # ranked by meaning as well as words (bot.search.hybrid)
 
 
+@dataclass(frozen=True)
+class StoredIndex:
+    """An index as the engine stored it for processes to load, as it says of itself."""
+
+    papers: int  # the papers it finds
+    current: bool  # of the corpus as it is now; else the next search or import updates it
+
+
 @runtime_checkable
 class Engine(Protocol):
     """BM25 (rank-bm25's BM25Okapi scores) over the live papers of one corpus revision.
@@ -155,6 +163,12 @@ class SearchBackend(Protocol):
     def location(self) -> str | None:
         """Where the index lives, in words an operator can look up (a directory, an
         address); None when it is held in this process's memory only."""
+        ...
+
+    def stored_index(self) -> StoredIndex | None:
+        """The index stored for processes to load, without loading or building it (what
+        `paperclub status` reports); None when none is: never built, built by code that
+        reads differently, or held in this process's memory only."""
         ...
 
 

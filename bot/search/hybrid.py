@@ -25,7 +25,7 @@ import numpy as np
 
 from bot.corpus.embedded import StoredVectors
 from bot.search.embedding import Embedder, EmbeddingConfig, Vectors, load_embedder, unit
-from bot.search.engine import Hit, SearchBackend, Searcher
+from bot.search.engine import Hit, SearchBackend, Searcher, StoredIndex
 from bot.search.fusion import DENSE_WEIGHT, fused
 from bot.search.live_vectors import LiveVectors
 from bot.search.query import Query
@@ -294,6 +294,9 @@ class HybridBackend:
 
     def location(self) -> str | None:
         return self.words.location()
+
+    def stored_index(self) -> StoredIndex | None:
+        return self.words.stored_index()
 
 
 def words_only(index: Searcher) -> Searcher:

@@ -5,6 +5,8 @@ for it: papers on the sea, and papers elsewhere that share the upvoted titles' w
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 
 from adapters.console import ConsoleSession
@@ -12,9 +14,12 @@ from bot.app import build_services
 from bot.corpus.embedded import StoredVectors
 from bot.corpus.library import Library
 from bot.corpus.records import PaperRecord
+from bot.messages import Reply
 from bot.search.backfill import embed_pending
 from bot.search.hybrid import HybridSearcher
+from bot.search.tokens import Tokenizer
 from bot.services.models import Post
+from tests.clock import Clock
 from tests.conftest import MINILM
 
 LIKED = [
@@ -165,3 +170,62 @@ def test_the_digest_orders_the_weeks_papers_by_the_same_profile(sea, minilm):
                                 ids["Overfishing and the decline of tuna stocks"]}
     # By words (no vectors used), a channel without topics has no order to give: newest stays first.
     assert picker.relevance(backend.current().engine, channel, week, liked) == {}
+
+
+# --- end to end: members' votes and the scheduler's tick ------------------------------------
+
+
+def _paper_of_the_day_after_upvotes(url: str):
+    """Services wired from the environment; the channel "sea" posts at 09:00 UTC, its
+    manager posts the three papers on the sea for discussion and two members vote each up
+    (with the buttons' typed command); the scheduler's tick at 09:00 posts the paper of the
+    day. Its card, and the upvoted papers' ids."""
+    clock = Clock(datetime(2026, 11, 26, 8, 0, tzinfo=timezone.utc))
+    services = build_services(url, clock=clock)
+    ids = {paper.title: paper.id for paper in services.library.iter_papers()}
+    boss = ConsoleSession(services.core, channel="sea", user="ann", manager=True)
+    assert boss.send("schedule 09:00 UTC daily").ok
+    liked = [ids[title] for title, _ in LIKED]
+    for paper_id in liked:
+        post = boss.send(f"discuss {paper_id}")
+        up = next(action.typed for action in post.actions if action.value.endswith(" up"))
+        for member in ("bob", "cy"):
+            assert ConsoleSession(services.core, channel="sea", user=member).send(up).ok
+    posted: list[Reply] = []
+    clock.now = clock.now.replace(hour=9)
+    services.core.tick(clock.now, lambda _channel, reply: posted.append(reply) or "m1", ["console"])
+    (post,) = posted
+    assert post.text.startswith("Paper of the day, Thursday 26 November 2026")
+    services.db.dispose()
+    return post.cards[0], liked
+
+
+@pytest.fixture
+def sea_last(sqlite_db, minilm):
+    """The papers of `sea`, those on the subject imported last: a ranking that ties
+    everything (ties go to the lower id) never favours them."""
+    library = Library(sqlite_db)
+    papers = LIKED + ELSEWHERE + ON_THE_SUBJECT
+    records = [PaperRecord(title, line=n, abstract=abstract) for n, (title, abstract) in enumerate(papers, 1)]
+    library.import_records(records, collection="c", source="c.jsonl", fmt="jsonl")
+    assert embed_pending(StoredVectors(sqlite_db), minilm) == len(papers)
+    return sqlite_db
+
+
+def test_the_paper_of_the_day_after_upvotes_is_on_their_subject_in_other_words(sea_last, monkeypatch):
+    monkeypatch.setenv("PAPERCLUB_EMBEDDINGS", "on")
+    monkeypatch.setenv("PAPERCLUB_MODEL_DIR", str(MINILM))
+    card, liked = _paper_of_the_day_after_upvotes(sea_last.url)
+    words = Tokenizer().tokens
+    assert card.title in {title for title, _ in ON_THE_SUBJECT}
+    assert len(set(words(card.title)) & {term for title, _ in LIKED for term in words(title)}) <= 1
+    assert card.reason.startswith("Close in meaning to [") and card.reason.endswith("which this channel voted up.")
+    assert int(card.reason.split("[", 1)[1].split("]", 1)[0]) in liked
+
+
+def test_by_words_alone_the_paper_of_the_day_after_upvotes_shares_their_words(sea_last, monkeypatch):
+    monkeypatch.setenv("PAPERCLUB_EMBEDDINGS", "off")
+    card, _liked = _paper_of_the_day_after_upvotes(sea_last.url)
+    # A database "migration", like the humpback whales' routes: the words, not the subject.
+    assert card.title == "Migration of legacy databases to the cloud"
+    assert card.reason == "Like papers this channel voted up: “Migration routes of humpback whales”."

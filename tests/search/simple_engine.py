@@ -309,3 +309,7 @@ class SimpleBackend:
 
     def location(self) -> str | None:
         return None
+
+    def stored_index(self) -> None:
+        """Held in memory only: nothing is stored."""
+        return None

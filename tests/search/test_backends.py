@@ -19,7 +19,7 @@ from rank_bm25 import BM25Okapi
 from adapters.bench.search.realistic import RealisticCorpus, write_jsonl
 from bot.corpus.library import Library
 from bot.search.builtin.service import open_search
-from bot.search.engine import Engine, SearchBackend, Searcher
+from bot.search.engine import Engine, SearchBackend, Searcher, StoredIndex
 from bot.search.params import Bm25Params
 from store import Database
 from tests.search.simple_engine import SimpleBackend
@@ -164,3 +164,13 @@ def test_location_says_where_the_index_is_kept(name, library):
         assert where is not None and any(Path(where).iterdir())
     else:
         assert where is None
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_the_stored_index_is_the_librarys_once_built_and_none_in_memory(name, library):
+    make, persisted = BACKENDS[name]
+    search = make(library)
+    search.current()
+    expected = StoredIndex(library.count(), current=True) if persisted else None
+    assert search.stored_index() == expected
+    assert make(library).stored_index() == expected  # another process reads it without loading it

@@ -17,6 +17,7 @@ from bot.search.builtin.content import IndexContent
 from bot.search.builtin.files import IndexStore, default_index_dir
 from bot.search.builtin.index import SearchIndex
 from bot.search.builtin.service import SearchService
+from bot.search.engine import StoredIndex
 from bot.search.params import Bm25Params
 from bot.search.query import Query
 from bot.search.tokens import Tokenizer
@@ -125,6 +126,26 @@ def test_a_changed_paper_is_retokenised_and_filters_follow(library, tokenised):
     assert tokenised.calls == 2  # that paper's text and title, nothing else
     assert [h.paper_id for h in index.search(Query.parse("tag:zzbiconnected"), 5)] == [paper_id]
     assert [h.paper_id for h in index.search(Query.parse("graph in:tagged"), 5)] == [paper_id]
+
+
+def test_the_stored_index_says_what_it_holds_without_loading_or_building(library, tokenised):
+    """What `paperclub status` reports: the papers the stored version finds (a changed
+    paper counts once, though two segments hold it) and whether it is of the library as
+    it is now."""
+    service = SearchService(library)
+    assert service.stored_index() is None  # never built
+    service.current()
+    assert service.stored_index() == StoredIndex(SEED_TOTAL, current=True)
+    paper = library.get_many([1])[1]
+    library.import_records(_synthetic_records(3, "qqmarker") + [PaperRecord(paper.title, abstract="Changed.")],
+                           collection="extra", source="extra.jsonl", fmt="jsonl")
+    tokenised.calls = 0
+    looked = SearchService(library)
+    assert looked.stored_index() == StoredIndex(SEED_TOTAL, current=False)  # behind the library
+    assert tokenised.calls == 0 and looked.loaded() is None  # nothing tokenised, nothing loaded
+    service.current()  # a segment of the four papers
+    assert looked.stored_index() == StoredIndex(SEED_TOTAL + 3, current=True)
+    assert SearchService(library, index_dir=None).stored_index() is None  # held in memory only
 
 
 def test_a_build_that_dies_half_way_leaves_the_live_version_alone(library, tmp_path, monkeypatch):

@@ -104,17 +104,24 @@ class StoredVersion:
         (only,) = self.segments
         return self.segment_arrays(only)
 
+    def papers(self) -> int:
+        """How many papers it finds, read from its segments' paper ids alone: each paper
+        once (a later segment's copy of a paper replaces the earlier ones)."""
+        ids = [load_array(self.path.parent / SEGMENTS / name / "paper_ids.npy") for name in self.segments]
+        return len(np.unique(np.concatenate(ids))) if ids else 0
+
 
 def load_arrays(directory: Path) -> dict[str, np.ndarray]:
     """Every array, memory-mapped where it is large enough to matter."""
     meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
-    arrays = {}
-    for name in meta["arrays"]:
-        file = directory / f"{name}.npy"
-        mapped = file.stat().st_size >= MMAP_FROM
-        # asarray drops the memmap subclass, whose per-operation overhead shows in queries.
-        arrays[name] = np.asarray(np.load(file, mmap_mode="r" if mapped else None))
-    return arrays
+    return {name: load_array(directory / f"{name}.npy") for name in meta["arrays"]}
+
+
+def load_array(file: Path) -> np.ndarray:
+    """One array, memory-mapped where it is large enough to matter."""
+    mapped = file.stat().st_size >= MMAP_FROM
+    # asarray drops the memmap subclass, whose per-operation overhead shows in queries.
+    return np.asarray(np.load(file, mmap_mode="r" if mapped else None))
 
 
 class IndexStore:

@@ -33,6 +33,7 @@ from bot.search.builtin.files import (
 from bot.search.builtin.index import SearchIndex
 from bot.search.builtin.segments import joined, merge_plan
 from bot.search.builtin.tokenising import TokenisedAhead
+from bot.search.engine import StoredIndex
 from bot.search.params import Bm25Params
 from bot.search.tokens import Tokenizer
 
@@ -193,6 +194,16 @@ class SearchService:
     def location(self) -> str | None:
         """The index directory, or None for an index this process holds in memory."""
         return str(self.store.root) if self.store is not None else None
+
+    def stored_index(self) -> StoredIndex | None:
+        """The version in the index directory, as its files say (nothing is loaded or
+        built): None without one this code reads, or without a directory."""
+        if self.store is None:
+            return None
+        version = self.store.current()
+        if version is None or not self._same_format(version):
+            return None
+        return StoredIndex(version.papers(), self._matches(version, self.loader.revision()))
 
     def _replaced(self, index: SearchIndex) -> bool:
         """Another process (or a merge) named a new version of the same revision."""
