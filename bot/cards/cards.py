@@ -111,8 +111,10 @@ def _best_window(found: list[set[str]], width: int) -> int:
     return best
 
 
-# Why a search shows a paper that has none of the query's words.
+# Why a search shows a paper that has none of the query's words; why `similar` shows one
+# that has none of the paper's distinctive words.
 NEAR_IN_MEANING = "close in meaning to your words, though it uses none of them"
+NEAR_TO_PAPER = "close in meaning, though it shares none of the paper's distinctive words"
 
 
 def card(

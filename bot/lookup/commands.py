@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.cards.cards import card
+from bot.cards.cards import NEAR_TO_PAPER, card
 from bot.cards.latex import readable
 from bot.channels.channels import Channels
 from bot.corpus.library import Library
@@ -91,7 +91,8 @@ class LookupFeature(Feature):
         if not hits:
             return Reply(text=f"Nothing in the corpus resembles paper {paper.id}.")
         papers = self.library.get_many(h.paper_id for h in hits)
-        cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
+        cards = [card(papers[h.paper_id], self.tokenizer, h, reason=NEAR_TO_PAPER if h.by_meaning and not h.matched
+                      else "") for h in hits if h.paper_id in papers]
         return Reply(text=f"Papers like {paper.id} “{readable(paper.title)}”:", cards=cards)
 
     def settings_command(self, incoming: Incoming, args: str) -> Reply:

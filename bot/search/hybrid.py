@@ -49,6 +49,11 @@ FILTERED_MAX = 50_000
 CARDS = 25
 # The terms that stand for a paper in `similar`, as the engine's own similar takes them.
 SIMILAR_TERMS = 30
+# The least cosine at which meaning alone brings a paper in (one with none of the words).
+# Under MiniLM on SciFact, 95% of the relevant abstracts are closer to their query than
+# 0.29 and 90% of unrelated pairs further than 0.25: without a floor a query of nonsense
+# would list the whole of a small library, and every list would run to its end.
+MEANING_FLOOR = 0.25
 
 
 class HybridSearcher:
@@ -117,6 +122,7 @@ class HybridSearcher:
         deleted paper's vector may linger), not all of them. The words each matched are
         named for the best (CARDS) only, which are all a reply shows."""
         lexical = {hit.paper_id: hit.score for hit in words}
+        near = [(paper, cosine) for paper, cosine in near if cosine >= MEANING_FLOOR or paper in lexical]
         candidates = list(dict.fromkeys([*lexical, *(paper for paper, _score in near)]))
         brought = [paper for paper in candidates if paper not in lexical]
         lexical.update(self.engine.scores(terms, brought) if brought else {})

@@ -211,6 +211,16 @@ def test_a_search_finds_by_meaning_what_shares_no_word(db, minilm):
     assert hits[0].paper_id == titles["Graph neural networks for molecules"] and "molecul" in hits[0].matched
 
 
+def test_meaning_alone_brings_in_only_papers_close_enough(sqlite_db, minilm):
+    library = library_of(sqlite_db)
+    embed_pending(StoredVectors(sqlite_db), minilm)
+    index = hybrid(sqlite_db, minilm, library).current()
+    # The motorways paper is at 0.61 from the query; the others at most 0.12: left out.
+    hits = index.search(Query.parse("traffic accidents"), 10)
+    assert [hit.paper_id for hit in hits] == [ids_by_title(library)["Vehicle collisions on motorways"]]
+    assert index.search(Query.parse("xyzzy plugh"), 10) == []  # nonsense lists nothing, as by words
+
+
 def test_a_typed_title_stays_first_and_filters_hold(db, minilm):
     library = library_of(db)
     library.import_records([PaperRecord("Car crash statistics", line=1, abstract="Road accidents counted.")],
