@@ -11,7 +11,7 @@ import pytest
 
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
-from bot.cards.cards import NEAR_IN_MEANING
+from bot.cards.cards import NEAR_IN_MEANING, NEAR_TO_PAPER
 from bot.corpus.embedded import StoredVectors
 from bot.corpus.library import Library
 from bot.corpus.records import PaperRecord
@@ -82,3 +82,13 @@ def test_similar_lists_the_paper_close_in_meaning_first(member_of):
     assert titles[:2] == [CAMERAS, CELLS] and MOTORWAYS not in titles
     _services, by_words = member_of("off")
     assert [card.title for card in by_words.send(f"similar {motorways}").cards] == [CELLS, CAMERAS]
+
+
+def test_similar_says_when_a_paper_shares_none_of_the_papers_words(member_of):
+    services, member = member_of("on")
+    language = next(paper.id for paper in services.library.iter_papers() if paper.title == PAPERS[5][0])
+    cards = member.send(f"similar {language}").cards
+    # Brought by meaning alone: the card does not speak of words the member never typed.
+    assert cards and all(card.reason == NEAR_TO_PAPER and card.matched_terms == [] for card in cards)
+    _services, by_words = member_of("off")
+    assert all(card.reason == "" for card in by_words.send(f"similar {language}").cards)
