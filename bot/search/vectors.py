@@ -68,6 +68,9 @@ class Part:
     @classmethod
     def sorted(cls, paper_ids: Ids, codes: npt.NDArray[Any],
                scales: npt.NDArray[np.float32] | None = None) -> Part:
+        if len(paper_ids) < 2 or bool(np.all(paper_ids[:-1] < paper_ids[1:])):  # as the database reads them
+            return cls(np.ascontiguousarray(paper_ids, dtype=np.int64), np.ascontiguousarray(codes),
+                       None if scales is None else np.ascontiguousarray(scales, dtype=np.float32))
         order = np.argsort(paper_ids, kind="stable")
         return cls(np.ascontiguousarray(paper_ids[order], dtype=np.int64), np.ascontiguousarray(codes[order]),
                    None if scales is None else np.ascontiguousarray(scales[order], dtype=np.float32))
@@ -160,7 +163,7 @@ class VectorMatrix:
             ids.append(paper_id)
             codes += code
             scales.append(scale)
-        matrix = np.frombuffer(bytes(codes), dtype=np.int8).reshape(len(ids), dimension or 0)
+        matrix = np.frombuffer(codes, dtype=np.int8).reshape(len(ids), dimension or 0)
         tail = Part.sorted(np.asarray(ids, dtype=np.int64), matrix, np.asarray(scales, dtype=np.float32))
         return cls.of_parts(model, Part.empty(dimension or 0), tail)
 
@@ -197,7 +200,9 @@ class VectorMatrix:
     def nbytes(self) -> int:
         """Bytes the vectors take: both parts (the base mapped from its file), the float
         matrix of a brute-force library once made, and the neighbour index."""
-        dense = self._dense[1].nbytes if self._dense is not None and self._dense[1] is not self.tail.codes else 0
+        dense = 0
+        if self._dense is not None and not np.may_share_memory(self._dense[1], self.tail.codes):
+            dense = self._dense[1].nbytes  # made from codes (float rows are used as they are)
         index = self.neighbours.nbytes if self.neighbours is not None else 0
         return int(self.base.nbytes + self.tail.nbytes + dense + index)
 
@@ -233,15 +238,26 @@ class VectorMatrix:
 
     def _all(self) -> tuple[Ids, Vectors]:
         if self._dense is None:
-            if not len(self.base) and self.tail.scales is None:
-                self._dense = (self.tail.paper_ids, np.asarray(self.tail.codes, dtype=np.float32))  # floats already
+            if not len(self.base):
+                self._dense = (self.tail.paper_ids, self.tail.rows(slice(None)))  # in id order already
             else:
-                blocks = list(self.blocks())
-                ids = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0, dtype=np.int64)
-                rows = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros((0, self.dimension), np.float32)
-                order = np.argsort(ids, kind="stable")
-                self._dense = (ids[order], np.ascontiguousarray(rows[order]))
+                self._dense = self._merged()
         return self._dense
+
+    def _merged(self) -> tuple[Ids, Vectors]:
+        """Both parts as one float32 matrix in paper id order, filled a block at a time (the
+        matrix is the only large allocation: it is what a search holds)."""
+        ids = np.concatenate([self.base.paper_ids if self.alive is None else self.base.paper_ids[self.alive],
+                              self.tail.paper_ids])
+        order = np.argsort(ids, kind="stable")
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        rows = np.empty((len(ids), self.dimension), dtype=np.float32)
+        filled = 0
+        for block_ids, block in self.blocks():
+            rows[place[filled:filled + len(block_ids)]] = block
+            filled += len(block_ids)
+        return ids[order], rows
 
     def wants_index(self) -> bool:
         """Whether a neighbour index should be built: large enough, and none yet or one
