@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 
 from bot.collector import give_back_free_memory, without_cycle_collection
 from bot.corpus import identifiers
+from bot.corpus.display_safe import make_display_safe
 from bot.corpus.drafts import Draft, DraftId, DraftSource, Written, as_indexed, write_drafts
 from bot.corpus.embedded import StoredVectors, VectorRules, store_given
 from bot.corpus.merge import SHOWN, in_merge_order, merged, source_fields
@@ -427,11 +428,14 @@ def _check_names(collection: str, source: str, path: str) -> None:
 def _normalise_and_check(record: PaperRecord, path: str) -> None:
     """The record's values, and an exported record's sources, against the columns; a
     source's problem is reported at the exported record's line. Ids are normalised here
-    too, for records that come from code rather than a reader."""
+    too, for records that come from code rather than a reader, and every text is made
+    display-safe (bot.corpus.display_safe): the one place feeds, adds and imports pass."""
     record.external_ids = identifiers.normalise_ids(record.external_ids)
+    _display_safe(record, path, record.line)
     check_record(record, path)
     for restored in record.sources:
         restored.record.external_ids = identifiers.normalise_ids(restored.record.external_ids)
+        _display_safe(restored.record, path, record.line)
         check_record(restored.record, path, line=record.line)
         for what, value, limit in (
             ("the source's collection", restored.collection, COLLECTION_MAX),
@@ -439,6 +443,16 @@ def _normalise_and_check(record: PaperRecord, path: str) -> None:
             ("the source's format", restored.format, FORMAT_MAX),
         ):
             check_name(what, value, limit, path, "shorten it", line=record.line)
+
+
+def _display_safe(record: PaperRecord, path: str, line: int) -> None:
+    """Clean the record's texts; refuse a title that held nothing else."""
+    titled = record.title
+    make_display_safe(record)
+    if titled and not record.title:
+        shown = ascii(titled[:20]) + ("..." if len(titled) > 20 else "")
+        raise CorpusFormatError(path, line, (
+            f"the title {shown} is only invisible format or control characters: give the paper its title"))
 
 
 def _check_vectors(db: Database, records: list[PaperRecord], path: str, rules: VectorRules | None) -> None:
