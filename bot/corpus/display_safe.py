@@ -107,19 +107,20 @@ def make_display_safe(record: PaperRecord) -> None:
     notes keeping their line breaks; an author, tag or note that held nothing else is
     dropped. The url and the ids stay as given: they name the paper, and an id with a
     format character in it matches nothing rather than another paper."""
-    record.title = _line(record.title)
+    record.title = safe_line(record.title)
     record.abstract = display_safe(record.abstract)
-    record.authors = _each(record.authors, _line)
-    record.tags = _each(record.tags, _line)
+    record.authors = _each(record.authors, safe_line)
+    record.tags = _each(record.tags, safe_line)
     record.notes = _each(record.notes, display_safe)
     for name in ("track", "presentation", "award", "venue"):
         if value := getattr(record, name):
-            setattr(record, name, _line(value) or None)
+            setattr(record, name, safe_line(value) or None)
     for restored in record.sources:
         make_display_safe(restored.record)
 
 
-def _line(text: str) -> str:
+def safe_line(text: str) -> str:
+    """display_safe for a one-line value (a title, a name): respaced where it changed."""
     cleaned = display_safe(text)
     return text if cleaned == text else clean_space(cleaned)
 

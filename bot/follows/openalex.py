@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from bot.corpus import identifiers
+from bot.corpus.display_safe import safe_line
 from bot.corpus.fetch import Fetcher, FetchError
 from bot.corpus.records import PaperRecord, clean_space
 
@@ -194,8 +195,10 @@ def _author(row: object) -> Author:
         raise OpenAlexError("OpenAlex /authors: an author without an id")
     places = row.get("last_known_institutions") or []
     place = places[0].get("display_name", "") if places and isinstance(places[0], dict) else ""
-    return Author(found, clean_space(str(row.get("display_name") or "")),
-                  clean_space(str(place or "")), int(row.get("works_count") or 0))
+    # A follow's label is the author's name: display-safe, as a paper's authors are (the
+    # id, should nothing else be left of it).
+    name = safe_line(clean_space(str(row.get("display_name") or ""))) or found
+    return Author(found, name, safe_line(clean_space(str(place or ""))), int(row.get("works_count") or 0))
 
 
 def _work(row: dict[str, Any]) -> Work | None:

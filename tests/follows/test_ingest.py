@@ -185,3 +185,37 @@ def test_when_openalex_refuses_cursor_paging_without_a_key_pages_are_read_by_num
     assert services.core.tick(clock.now, nothing, ["console"])["papers_arrived"] == 205
     pages = [params.get("page", params.get("cursor"))[0] for path, params in fake_openalex.requests if path == "/works"]
     assert pages == ["*", "1", "2"]
+
+
+# --- display-safe text (issue 45, item 9) ------------------------------------------------------
+
+RLO, BOM, ACUTE = "\u202e", "\ufeff", "\u0301"
+SPOOFED = f"{BOM}G{ACUTE * 50}raph networks {RLO}gnp.exe"
+CLEANED = f"G{ACUTE * 4}raph networks gnp.exe"
+
+
+def test_an_arxiv_entry_is_stored_display_safe(make_services, fake_arxiv, clock):
+    services = make_services()
+    fake_arxiv.papers.append(ArxivPaper("2611.00042", SPOOFED, f"An {RLO}abstract.", clock.now - timedelta(hours=10),
+                                        ["cs.LG"], authors=[f"Ada {RLO}Lovelace", "Nguyễn Văn An"]))
+    assert manager(services).send("follow arxiv cs.LG").ok
+    assert services.core.tick(clock.now, nothing, ["console"])["papers_arrived"] == 1
+    paper = services.library.find("arXiv:2611.00042")
+    assert paper.title == CLEANED and paper.abstract == "An abstract."
+    assert paper.authors == ["Ada Lovelace", "Nguyễn Văn An"]
+    assert [pid for _, pid in arrivals(services)] == [paper.id]  # the arrival found the cleaned paper
+
+
+def test_an_openalex_work_and_author_are_stored_display_safe(make_services, fake_openalex, clock):
+    services = make_services()
+    spoofer = FakeAuthor("A5023888391", f"Yann {RLO}LeCun{BOM}", f"New York {RLO}University", 600)
+    fake_openalex.authors.append(spoofer)
+    fake_openalex.works.append(FakeWork("W900", SPOOFED, f"We {RLO}learn.", "2026-11-25", [spoofer]))
+    assert "Following Yann LeCun (number 1)" in manager(services).send("follow author A5023888391").text
+    assert services.core.tick(clock.now, nothing, ["console"])["papers_arrived"] == 1
+    [(_, paper_id)] = arrivals(services)
+    paper = services.library.find(str(paper_id))
+    assert paper.title == CLEANED and paper.authors == ["Yann LeCun"] and paper.abstract == "We learn."
+    with services.db.session() as session:
+        assert session.scalar(select(Follow.label)) == "Yann LeCun"
+        assert session.scalar(select(FollowArrival.reason)) == "by Yann LeCun (followed)"
