@@ -240,3 +240,15 @@ LATIN1_PAGE = """<html><head>
 <meta name="citation_publication_date" content="2019">
 </head><body><p>Résumé.</p></body></html>
 """.encode("latin-1")
+
+# A page whose citation_* tags would spoof a card: a right-to-left override, a byte-order
+# mark and a stack of 50 combining marks in the title, an override in an author's name
+# (issue 45, item 9).
+SPOOFED_TITLE = "\ufeffG\u0301" + "\u0301" * 49 + "raph networks \u202egnp.exe"
+SPOOFED_PAGE = f"""<!doctype html><html><head>
+<meta name="citation_title" content="{SPOOFED_TITLE}">
+<meta name="citation_author" content="Ada \u202eLovelace">
+<meta name="citation_doi" content="10.1000/spoofed">
+<meta name="citation_publication_date" content="2024">
+</head><body></body></html>
+"""

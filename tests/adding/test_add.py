@@ -145,6 +145,17 @@ def test_a_page_with_citation_meta_tags(built, fake):
     assert stored(built.db) == before
 
 
+def test_a_page_that_would_spoof_a_card_is_stored_display_safe(built, fake):
+    reply = say(built, f"add {fake.url('/pages/spoofed/')}")
+    assert reply.ok, reply.text
+    cleaned = "G\u0301\u0301\u0301\u0301raph networks gnp.exe"
+    assert reply.cards[0].title == cleaned and f"Added “{cleaned}”" in reply.text
+    paper = built.library.find("10.1000/spoofed")
+    assert paper.title == cleaned and paper.authors == ["Ada Lovelace"]
+    assert say(built, f"add {fake.url('/pages/spoofed/')}").ok  # found again: the same paper
+    assert built.library.count() == 1
+
+
 def test_pages_on_private_addresses_are_never_fetched(built, fake):
     built.feature("adding").providers = providers_for(fake, addresses=public_only)
     before, asked = stored(built.db), len(fake.requests)
