@@ -8,7 +8,7 @@ import re
 from html.parser import HTMLParser
 
 from bot.corpus import identifiers
-from bot.corpus.records import PaperRecord, clean_space
+from bot.corpus.records import TITLE_KEY_MAX, PaperRecord, clean_space, title_too_long
 
 _YEAR = re.compile(r"(?<!\d)(1[0-9]|20|21)\d{2}(?!\d)")
 _DATE_TAGS = ("citation_publication_date", "citation_date", "citation_online_date", "citation_year")
@@ -16,6 +16,7 @@ _VENUE_TAGS = ("citation_conference_title", "citation_journal_title", "citation_
                "citation_publisher")
 _ABSTRACT_TAGS = ("citation_abstract", "description", "og:description", "dc.description")
 HEAD_BYTES = 1_000_000  # the meta tags live in <head>; a huge body is not read for them
+_PIECE = 65_536  # the first piece read past HEAD_BYTES to finish a meta tag the cut left open
 
 
 class _MetaTags(HTMLParser):
@@ -33,18 +34,37 @@ class _MetaTags(HTMLParser):
             self.tags.setdefault(name, []).append(content)
 
 
+class TitleTooLong(ValueError):
+    """A citation_title longer than any title the library stores (bot.corpus.records)."""
+
+    def __init__(self, length: int):
+        super().__init__(f"a citation_title {length:,} characters long, at most {TITLE_KEY_MAX} fit")
+        self.length = length
+        self.limit = TITLE_KEY_MAX
+
+
 def meta_tags(html: str) -> dict[str, list[str]]:
+    """The page's meta tags, read in its first HEAD_BYTES characters. A meta tag that the
+    cut leaves open is read on to its end, in growing pieces (the answer is capped, see
+    bot.adding.web): a title run long is then refused as such, not taken for none."""
     parser = _MetaTags()
     parser.feed(html[:HEAD_BYTES])
+    read, piece = HEAD_BYTES, _PIECE
+    while read < len(html) and parser.rawdata[:5].lower() == "<meta":  # what the parser holds back
+        parser.feed(html[read : read + piece])
+        read, piece = read + piece, piece * 2
     return parser.tags
 
 
 def parse_page(html: str, url: str) -> PaperRecord | None:
-    """The paper the page describes, or None when it carries no citation_title."""
+    """The paper the page describes, or None when it carries no citation_title;
+    TitleTooLong for a citation_title no title could be."""
     tags = meta_tags(html)
     title = clean_space(_first(tags, "citation_title"))
     if not title:
         return None
+    if (length := title_too_long(title)) is not None:
+        raise TitleTooLong(length)
     ids = {}
     if doi := _first(tags, "citation_doi"):
         ids[identifiers.DOI] = doi

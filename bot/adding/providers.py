@@ -146,7 +146,14 @@ class Providers:
         answer = self._get(PAGE, link, accept="text/html,application/xhtml+xml", vet=True,
                            missing=f"{host} answered that the page does not exist (404).", name=host,
                            deadline=deadline)
-        record = citation_meta.parse_page(answer.text(), answer.url)
+        try:
+            record = citation_meta.parse_page(answer.text(), answer.url)
+        except citation_meta.TitleTooLong as long:
+            raise AddProblem("refused", (
+                f"That page on {host} gives a citation_title {long.length:,} characters long; a title has at most "
+                f"{long.limit}, so this is not one and nothing was added. Try the paper's arXiv id "
+                "or DOI instead."
+            )) from None
         if record is None:
             raise AddProblem("not_found", (
                 f"That page on {host} carries no citation_title tag, so paperclub cannot tell which paper it "

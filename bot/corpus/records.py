@@ -193,13 +193,17 @@ def _unstorable(what: str, value: str) -> str | None:
     return f"{_the(what)} contains {character} ({code}), which cannot be stored: remove it"
 
 
+def title_too_long(title: str) -> int | None:
+    """The length to report of a title too long to store (at most TITLE_KEY_MAX fit), or
+    None. The title column has no width, but its normalised key (title_key) has one. An
+    ASCII title's key is never longer than the title: most titles need no key made here."""
+    short = title.isascii() and len(title) <= TITLE_KEY_MAX
+    key = "" if short else title_key(title)
+    return max(len(title), len(key)) if len(key) > TITLE_KEY_MAX else None
+
+
 def _length_problem(record: PaperRecord) -> str | None:
-    # The title column has no width, but its normalised key (title_key) has one. An ASCII
-    # title's key is never longer than the title: most titles need no key made here.
-    short = record.title.isascii() and len(record.title) <= TITLE_KEY_MAX
-    key = "" if short else title_key(record.title)
-    if len(key) > TITLE_KEY_MAX:
-        length = max(len(record.title), len(key))
+    if (length := title_too_long(record.title)) is not None:
         return (
             f"the title is {length:,} characters long, at most {TITLE_KEY_MAX} fit: "
             "shorten it, or check that the abstract is not in the title field"

@@ -12,6 +12,7 @@ Routes (what the real service would answer):
     /pages/plain/              a page without them
     /pages/latin1/             a latin-1 page whose charset only its <meta> declares
     /pages/spoofed/            a page whose citation_title carries U+202E and 50 combining marks
+    /pages/long-title/         a page whose citation_title is 1.5 million characters long
     /busy/...                  429 with Retry-After: 120 (for every provider path under it)
     /flaky/...                 429 with Retry-After: 0 the first time, then the path under it
     /slow/...                  never answers (until the fake stops)
@@ -123,6 +124,8 @@ class FakeProviders:
             return _send(handler, 200, recorded.LATIN1_PAGE, "text/html")
         if path == "/pages/spoofed/":
             return _send(handler, 200, recorded.SPOOFED_PAGE, "text/html; charset=utf-8")
+        if path == "/pages/long-title/":
+            return _send(handler, 200, recorded.LONG_TITLE_PAGE, "text/html; charset=utf-8")
         if path == "/pages/plain/":
             return _send(handler, 200, recorded.PLAIN_PAGE, "text/html; charset=utf-8")
         return _send(handler, 404, "Not Found", "text/plain")

@@ -252,3 +252,12 @@ SPOOFED_PAGE = f"""<!doctype html><html><head>
 <meta name="citation_publication_date" content="2024">
 </head><body></body></html>
 """
+
+# A citation_title of 1.5 million characters: past the first million characters the page
+# reader reads for tags, and inside the 2 MB paperclub reads of an answer.
+LONG_TITLE_CHARS = 1_500_000
+LONG_TITLE_PAGE = f"""<!doctype html><html><head>
+<meta name="citation_title" content="{"Deep learning " * (LONG_TITLE_CHARS // 14)}">
+<meta name="citation_doi" content="10.1000/long">
+</head><body></body></html>
+"""

@@ -156,6 +156,17 @@ def test_a_page_that_would_spoof_a_card_is_stored_display_safe(built, fake):
     assert built.library.count() == 1
 
 
+def test_a_page_whose_citation_title_runs_past_any_title_is_refused_for_that(built, fake):
+    before = stored(built.db)
+    reply = say(built, f"add {fake.url('/pages/long-title/')}")
+    assert not reply.ok
+    assert "gives a citation_title 1,499,987 characters long; a title has at most 512" in reply.text, reply.text
+    assert "carries no citation_title" not in reply.text
+    assert stored(built.db) == before
+    with built.db.session() as session:
+        assert session.scalar(select(Addition.outcome)) == "refused"
+
+
 def test_pages_on_private_addresses_are_never_fetched(built, fake):
     built.feature("adding").providers = providers_for(fake, addresses=public_only)
     before, asked = stored(built.db), len(fake.requests)

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from bot.adding.addresses import any_address, policy_from_env, public_only
-from bot.adding.citation_meta import parse_page
+from bot.adding.citation_meta import HEAD_BYTES, TitleTooLong, parse_page
 from bot.adding.crossref import parse_work, strip_jats
 from bot.adding.openreview import NotANote, parse_notes
 from bot.corpus.identifiers import find_all
@@ -88,3 +88,17 @@ def test_citation_meta_tags():
     assert record.external_ids == {"doi": "10.18653/v1/p18-1031"}
     assert record.year == 2018 and record.authors == ["Jeremy Howard", "Sebastian Ruder"]
     assert parse_page(recorded.PLAIN_PAGE, "https://example.org/") is None
+
+
+def test_a_citation_title_past_the_head_cut_is_read_to_its_end():
+    """The head's cut leaves a tag open: read on, a short title is the paper's title and a
+    runaway one is refused as too long, not taken for a page without one."""
+    head = "<!doctype html><head>" + "<meta name=x content=y>" * ((HEAD_BYTES - 60) // 23)
+    cut = head + '<meta name="citation_title" content="A title across the cut"></head>'
+    assert len(head) < HEAD_BYTES < len(cut) - len("</head>")
+    assert parse_page(cut, "https://example.org/").title == "A title across the cut"
+    with pytest.raises(TitleTooLong) as long:
+        parse_page(recorded.LONG_TITLE_PAGE, "https://example.org/")
+    assert long.value.length == 1_499_987 and long.value.limit == 512
+    short_enough = recorded.LONG_TITLE_PAGE.replace("Deep learning " * 107_142, "Deep learning " * 36)
+    assert parse_page(short_enough, "https://example.org/").title == ("Deep learning " * 36).strip()
