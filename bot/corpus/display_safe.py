@@ -39,7 +39,10 @@ JOINERS = "\u200c\u200d"  # ZWNJ, ZWJ
 class _Patterns:
     hidden: re.Pattern[str]  # format and control characters to remove
     stack: re.Pattern[str]  # two or more marks or joiners on one character
-    loose: re.Pattern[str]  # joiners that join nothing: at the start, or after a space
+    # The same for text of the Basic Multilingual Plane alone: one table lookup a
+    # character, where the marks beyond it (Brahmi, musical symbols) are ranges to try.
+    bmp_stack: re.Pattern[str]
+    joiners: re.Pattern[str]
 
 
 @cache
@@ -54,11 +57,15 @@ def _patterns() -> _Patterns:
             hidden.append(code)
         elif category in ("Mn", "Me"):
             marks.append(code)
-    joiners = _ranges([ord(j) for j in JOINERS])
+    marks = sorted(marks + [ord(j) for j in JOINERS])
+    bmp = [code for code in marks if code <= 0xFFFF]
+    astral = _ranges([code for code in marks if code > 0xFFFF])
     return _Patterns(
         hidden=re.compile(f"[{_ranges(hidden)}]+"),
-        stack=re.compile(f"[{_ranges(marks)}{joiners}]{{2,}}"),
-        loose=re.compile(f"(?:^|(?<=\\s))[{joiners}]+"),
+        # A character past the BMP is looked up among those marks only when it is one.
+        stack=re.compile(f"(?:[{_ranges(bmp)}]|(?=[\\U00010000-\\U0010ffff])[{astral}]){{2,}}"),
+        bmp_stack=re.compile(f"[{_ranges(bmp)}]{{2,}}"),
+        joiners=re.compile(f"[{JOINERS}]+"),
     )
 
 
@@ -83,13 +90,28 @@ def _ranges(codes: list[int]) -> str:
 
 def display_safe(text: str) -> str:
     """`text` without the characters that hide or reorder text, its stacks of marks cut to
-    MARKS_MAX a character. Printable ASCII (most text) comes back as it is, unread."""
+    MARKS_MAX a character. Each step is asked first whether it has anything to do, in C:
+    printable text holds no format or control character, ASCII no mark, and a text with
+    no joiner no loose one. Printable ASCII (most text) comes back as it is, unread; an
+    abstract with a few accents costs a few microseconds."""
     if text.isascii() and text.isprintable():
         return text
     patterns = _patterns()
-    text = patterns.hidden.sub("", text)
-    text = patterns.stack.sub(_capped, text)
-    return patterns.loose.sub("", text)
+    if not text.isprintable():
+        text = patterns.hidden.sub("", text)
+    if text.isascii():
+        return text
+    stack = patterns.stack if _beyond_bmp(text) else patterns.bmp_stack
+    if stack.search(text):
+        text = stack.sub(_capped, text)
+    if "\u200c" in text or "\u200d" in text:
+        text = patterns.joiners.sub(_joining, text)
+    return text
+
+
+def _beyond_bmp(text: str) -> bool:
+    """Whether the text holds a character past U+FFFF (two UTF-16 units each)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) > 2 * len(text)
 
 
 def _capped(stack: re.Match[str]) -> str:
@@ -99,6 +121,13 @@ def _capped(stack: re.Match[str]) -> str:
             continue  # one joiner at a time
         kept.append(character)
     return "".join(kept[:MARKS_MAX])
+
+
+def _joining(joiner: re.Match[str]) -> str:
+    """A joiner after a visible character stays; at the start, or after a space, it joins
+    nothing (one at a time already: _capped)."""
+    at = joiner.start()
+    return "" if at == 0 or joiner.string[at - 1].isspace() else joiner.group()[0]
 
 
 def make_display_safe(record: PaperRecord) -> None:
