@@ -66,6 +66,9 @@ def test_stacks_are_cut_to_the_marks_real_text_needs():
     assert display_safe("a" + (ACUTE * 3 + ZWJ) * 10) == "a" + ACUTE * 3 + ZWJ
     # A removed character between marks does not split one either.
     assert display_safe("a" + ACUTE * 3 + RLO + ACUTE * 3) == "a" + ACUTE * MARKS_MAX
+    # Marks past the BMP (musical symbols' combining flags), alone and mixed with others.
+    assert display_safe("note \U0001d160" + "\U0001d167" * 20) == "note \U0001d160" + "\U0001d167" * MARKS_MAX
+    assert display_safe("b" + (ACUTE + "\U0001d167") * 10 + " 👍") == "b" + (ACUTE + "\U0001d167") * 2 + " 👍"
     huge = "a" + ACUTE * 1_500_000
     assert display_safe(huge) == "a" + ACUTE * MARKS_MAX
 
