@@ -158,9 +158,13 @@ class MeetingsFeature(Feature):
         if action == "calendar" and self.calendar_link is not None and len(words) <= 2:
             require_manager(incoming, "get the meetings' calendar link")
             return self.calendar_link(incoming, words[1:])
-        if action in (*SWITCHES, "skip", "calendar"):
-            raise UsageError(f"{SESSION_HOW}, or name one part to change it; or say `session on`, `session off`, "
-                             "`session skip DATE` or `session calendar [reset]`.")
+        if action in SWITCHES:
+            raise UsageError(f"`session {action}` takes nothing after it.")
+        if action == "skip":
+            raise UsageError("Give one date to skip: `session skip YYYY-MM-DD`.")
+        if action == "calendar":
+            raise UsageError("Say `session calendar` for the feed's link, or `session calendar reset` for a new one"
+                             + ("." if self.calendar_link is not None else " (this paperclub has no calendar feed)."))
         plan, read_as = _parse_plan(words, self.meetings.plan(channel.id), self.meetings.zone_of(channel))
         require_manager(incoming, "set the meeting")
         self.meetings.set_plan(channel.id, plan, self.clock())
@@ -175,7 +179,7 @@ class MeetingsFeature(Feature):
         current = self.meetings.plan(channel_id)
         if current is None:
             raise UsageError(f"There is no meeting to switch {'on' if on else 'off'} yet: "
-                             "`session every DAY HH:MM [ZONE]` sets one.")
+                             "`session every DAY TIME [ZONE]` sets one.")
         require_manager(incoming, f"switch the meeting {'on' if on else 'off'}")
         if current.enabled != on:
             self.meetings.set_plan(channel_id, replace(current, enabled=on), self.clock())
@@ -188,7 +192,7 @@ class MeetingsFeature(Feature):
             raise UsageError(str(problem)) from None
         plan = self.meetings.plan(channel_id)
         if plan is None:
-            raise UsageError("There is no meeting yet: `session every DAY HH:MM [ZONE]` sets one.")
+            raise UsageError("There is no meeting yet: `session every DAY TIME [ZONE]` sets one.")
         if day.strftime("%a").lower() != plan.weekday:
             raise UsageError(f"{day:%Y-%m-%d} is a {day:%A}; the group meets {plan.describe()}.")
         if plan.start(day) <= self.clock():
@@ -264,7 +268,7 @@ class MeetingsFeature(Feature):
         plan = self.meetings.plan(channel.id)
         if plan is None or not plan.enabled:
             return Reply(text="There is no meeting to present at: a manager sets one with "
-                         "`session every DAY HH:MM [ZONE]`.", ephemeral=True, ok=False)
+                         "`session every DAY TIME [ZONE]`.", ephemeral=True, ok=False)
         user, now = incoming.user.user_id, self.clock()
         self.meetings.add_presenters(channel.id, [user], now)
         taken: list[tuple[str, str]] = []  # (presenter, date) of the meetings before
@@ -376,7 +380,7 @@ class MeetingsFeature(Feature):
         return Reply(text=text, link_to=discussion)
 
 
-SESSION_HOW = "Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin or every wed at 5pm"
+SESSION_HOW = "Say `session every DAY TIME [ZONE]`, e.g. `session every tue 17:00 Europe/Berlin` or `every wed at 5pm`"
 SWITCHES = ("on", "off")
 LENGTHS = (5, 8 * 60)  # minutes: a meeting is at least 5 minutes and at most 8 hours
 _LENGTH = re.compile(r"(?:(\d{1,2})h)?(?:(\d{1,3})m(?:in)?)?", re.IGNORECASE)

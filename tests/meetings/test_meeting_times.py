@@ -83,7 +83,9 @@ def test_a_first_meeting_takes_the_channels_zone(services):
     ("session 17", "`17` is not a time: write 17:00, 5pm"),
     ("session fooday", "`fooday` is not a weekday (mon to sun), a time"),
     ("session 5pm at 6pm", "give one time only"),
-    ("session on now", "`session on`, `session off`"),
+    ("session on now", "`session on` takes nothing after it"),
+    ("session off please", "`session off` takes nothing after it"),
+    ("session skip", "Give one date to skip: `session skip YYYY-MM-DD`"),
 ])
 def test_what_is_not_a_time_is_refused_and_says_how_to_write_one(services, line, says):
     boss = member(services)
