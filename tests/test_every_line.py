@@ -220,6 +220,14 @@ def closed_port() -> int:
 @pytest.fixture
 def services(seeded_db_url, monkeypatch):
     clock = Clock(START)
+    built = fuzzed_services(seeded_db_url, clock, monkeypatch)
+    yield built, clock
+    built.db.dispose()
+
+
+def fuzzed_services(url: str, clock: Clock, monkeypatch: pytest.MonkeyPatch):
+    """The services over `url` with every outside service nowhere (answered at once), and
+    the fuzz's channels known."""
     nowhere = f"http://127.0.0.1:{closed_port()}"
     # `add`, `zotero link` and `follow` fetch from nowhere.
     for name in ("ARXIV", "CROSSREF", "OPENREVIEW", "ZOTERO", "OPENALEX"):
@@ -231,11 +239,10 @@ def services(seeded_db_url, monkeypatch):
     # lookup (a member's `follow author` would otherwise wait ~5 s on each, a minute a part).
     monkeypatch.setattr(fetch.DEFAULT_LIMITER, "interval", 0.0)
     monkeypatch.setattr(follow_clients, "LOOKUP_POLICY", replace(follow_clients.LOOKUP_POLICY, max_attempts=1))
-    built = build_services(seeded_db_url, clock=clock)
+    built = build_services(url, clock=clock)
     for channel in CHANNELS:  # first contact happened: a refusal must not even create a row
         built.channels.get(ChannelRef("console", "local", channel))
-    yield built, clock
-    built.db.dispose()
+    return built
 
 
 def answer(core, line: str, channel: str, manager: bool) -> Reply:

@@ -155,10 +155,7 @@ class AddingFeature(Feature):
 
     def discuss(self, incoming: Incoming, args: str) -> Reply:
         require_manager(incoming, "post a paper for discussion")
-        words = args.split()
-        paper = self.library.find(words[0]) if len(words) == 1 else None
-        if paper is None:
-            raise UsageError("Give one paper ID (the number on its card).")
+        paper = self.library.named(args)  # says which, as `show` does, when there is no such paper
         channel = self.channels.get(incoming.channel)
         posted = self.daily.posted_at(channel.id, paper.id)
         reply = None

@@ -97,6 +97,16 @@ class Schedule:
         raise ScheduleError("this schedule has no active day")  # unreachable: days is never empty
 
 
+def shown_at(moment: datetime, zone: str, pattern: str = "%a %d %b %H:%M") -> str:
+    """`moment` as a channel's members read it: in the channel's zone, with the zone's
+    abbreviation (CET, CEST, EST, UTC), or its IANA name where the zone has only an
+    offset for one (+03 -> Europe/Istanbul). Stored times may come back naive (SQLite): UTC."""
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    local = aware.astimezone(ZoneInfo(zone))
+    abbreviation = local.tzname() or ""
+    return f"{local.strftime(pattern)} {abbreviation if abbreviation.isalpha() else zone}"
+
+
 def parse_time(text: str) -> time:
     match = _TIME.match(text)
     if not match:

@@ -25,7 +25,7 @@ from bot.corpus import identifiers, revisions
 from bot.corpus.drafts import index_form
 from bot.corpus.indexed import IndexedPaper
 from bot.corpus.revisions import CHUNK
-from bot.grammar import looks_like_number, number
+from bot.grammar import UsageError, looks_like_number, number
 from store import Database
 from store.models import Paper, PaperExternalId, PaperSource
 
@@ -239,6 +239,17 @@ class Library:
                 scheme, value = parsed
                 found = _holding(session, PaperExternalId.scheme == scheme, PaperExternalId.value == value)
             return found or _holding(session, PaperExternalId.value == ref.lstrip("#"))
+
+    def named(self, args: str) -> Paper:
+        """The one paper a command's arguments name (`show`, `similar`, `discuss`), or a
+        UsageError saying what was wrong: not one word, or no such paper."""
+        words = args.split()
+        if len(words) != 1:
+            raise UsageError("Give one paper ID (the number on its card).")
+        paper = self.find(words[0])
+        if paper is None:
+            raise UsageError(f"No paper with ID `{words[0]}`; `search` shows IDs on each card.")
+        return paper
 
     def collections(self) -> list[tuple[str, int]]:
         with self.db.session() as session:

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
+from bot.channels.schedule import shown_at
 from bot.corpus.fetch import FetchError
 from bot.feature import DigestSection, Feature, Kit
 from bot.follows.arxiv import categories
@@ -63,8 +64,10 @@ class FollowsFeature(Feature):
     settings_model = FollowSettings
 
     def __init__(self, channels: Channels, follows: Follows, ingest: Ingest, lookup: OpenAlex,
-                 clock: Callable[[], datetime], picker: Picker, feedback: FeedbackSource):
+                 clock: Callable[[], datetime], picker: Picker, feedback: FeedbackSource,
+                 zone_of: Callable[[ChannelSettings], str] = lambda _channel: "UTC"):
         self.channels = channels
+        self.zone_of = zone_of  # the zone the channel's members read times in (Meetings.zone_of)
         self.picker = picker  # the digest orders the week's papers as picks are ranked
         self.feedback = feedback
         self.follows = follows
@@ -82,7 +85,7 @@ class FollowsFeature(Feature):
         clients = kit.provided(FollowClients) or FollowClients.from_env(kit.env)
         feature = cls(kit.channels, Follows(kit.db),
                       Ingest(kit.db, kit.library, kit.search, clients.arxiv, clients.openalex), clients.lookup,
-                      kit.clock, kit.posts.picker, kit.votes.feedback)
+                      kit.clock, kit.posts.picker, kit.votes.feedback, kit.meetings.zone_of)
         kit.posts.sources.append(feature.fresh_candidates)  # fresh picks: the follows' papers first
         return feature
 
@@ -132,7 +135,9 @@ class FollowsFeature(Feature):
         brought = self.follows.brought([f.id for f in follows], since)
         days = self.follows.fresh_days([channel.id]).get(channel.id)
         fresh = f"from the follows' last {counted(days, 'day')}" if days else "off"
-        return [("Follows", [self._line(f, brought.get(f.id, 0), since) for f in follows] + [f"Fresh picks: {fresh}"])]
+        zone = self.zone_of(channel)
+        return [("Follows", [self._line(f, brought.get(f.id, 0), since, zone) for f in follows]
+                 + [f"Fresh picks: {fresh}"])]
 
     # --- what other features ask --------------------------------------------------------------
 
@@ -320,10 +325,11 @@ class FollowsFeature(Feature):
                               '`follow author "Yann LeCun"` or `follow citations`.')
         since = self.clock() - WEEK
         brought = self.follows.brought([f.id for f in follows], since)
-        lines = [self._line(f, brought.get(f.id, 0), since) for f in follows]
+        zone = self.zone_of(channel)
+        lines = [self._line(f, brought.get(f.id, 0), since, zone) for f in follows]
         return Reply(text=f"This channel follows {counted(len(follows), 'thing')}:\n" + "\n".join(lines))
 
-    def _line(self, follow: FollowView, brought: int, since: datetime) -> str:
+    def _line(self, follow: FollowView, brought: int, since: datetime, zone: str) -> str:
         week = f"{counted(brought, 'new paper')} this week"
         if brought:
             titles = self.follows.latest_titles(follow.id, since, 2)
@@ -332,9 +338,10 @@ class FollowsFeature(Feature):
         if follow.last_run_at is None:
             state = "first fetch within the day"
         elif follow.last_status == "failed":
-            state = f"last fetch {follow.last_run_at:%d %b %H:%M} UTC failed: {(follow.last_message or '')[:160]}"
+            state = (f"last fetch {shown_at(follow.last_run_at, zone, '%d %b %H:%M')} failed: "
+                     f"{(follow.last_message or '')[:160]}")
         else:
-            state = f"last fetched {follow.last_run_at:%d %b %H:%M} UTC"
+            state = f"last fetched {shown_at(follow.last_run_at, zone, '%d %b %H:%M')}"
         return f"{follow.id}. {follow.label}: {week}; {state}"
 
     def fresh(self, incoming: Incoming, args: str) -> Reply:

@@ -102,10 +102,4 @@ class LookupFeature(Feature):
         return Reply(text="\n".join(self.features.settings(channel)), ephemeral=True)
 
     def _paper_arg(self, args: str) -> Paper:
-        ref = args.split()[0] if args.split() else ""
-        if not ref or len(args.split()) > 1:
-            raise UsageError("Give one paper ID (the number on its card).")
-        paper = self.library.find(ref)
-        if paper is None:
-            raise UsageError(f"No paper with ID `{ref}`; `search` shows IDs on each card.")
-        return paper
+        return self.library.named(args)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -16,19 +16,25 @@ from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import (
     WEEKDAYS,
     ScheduleError,
-    named_parts,
     parse_date,
     parse_days,
-    parse_time,
     parse_zone,
     zone_names,
 )
 from bot.corpus.library import Library
 from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
+from bot.meetings.times import TIME_HOW, clock_time, hours_and_minutes, hours_only, joined_halves
 from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
-from bot.services.meetings import MEMBER_CHARS, NOTE_CHARS, Meetings, Plan, Reminder, member_id
+from bot.services.meetings import (
+    MEMBER_CHARS,
+    NOTE_CHARS,
+    Meetings,
+    Plan,
+    Reminder,
+    member_id,
+)
 from bot.services.models import MEETING_LINK_CHARS, MEETING_PLACE_CHARS, Meeting, Presenter
 from store.database import as_utc
 from store.models import Paper
@@ -93,23 +99,25 @@ class MeetingsFeature(Feature):
 
     def commands(self) -> list[Command]:
         return [
-            Command("session", "session · session every DAY HH:MM [ZONE] [LENGTH] [at PLACE and/or LINK] (one part "
-                    "alone changes just that part) · session at - · session off · session skip YYYY-MM-DD · "
-                    "session calendar [reset]",
+            Command("session", "session · session every DAY TIME [ZONE] [LENGTH] [at PLACE and/or LINK] (one part "
+                    "alone changes just that part; TIME 17:00, 5pm or 17h) · session at - · session off · session on · "
+                    "session skip YYYY-MM-DD · session calendar [reset]",
                     "The group's weekly meeting: when, how long, where and its call link (managers set it, switch "
-                    "it off, skip a date, or get its calendar feed's link).",
-                    "session every thu 17:00 Europe/Berlin 90m at https://meet.example/abc", self.session,
+                    "it off or on, skip a date, or get its calendar feed's link).",
+                    "session every thu at 5pm Europe/Berlin 90m at https://meet.example/abc", self.session,
                     with_arguments,
-                    brief="The group's weekly meeting (managers set it, switch it off or skip a date).",
+                    brief="The group's weekly meeting (managers set it, switch it off or on, or skip a date).",
                     params=(Param("day", "the weekday the group meets (left out: kept)", choices=WEEKDAYS),
-                            Param("time", "24-hour HH:MM, e.g. 17:00 (left out: kept)"),
-                            Param("zone", "an IANA time zone (left out: kept, at first UTC)", suggest=zone_names()),
+                            Param("time", "17:00, 5pm, 5:30pm or 17h (left out: kept)"),
+                            Param("zone", "an IANA time zone (left out: kept, at first the channel's)",
+                                  suggest=zone_names()),
                             Param("length", "how long, 5m to 8h: 90m, 1h30m, 2h (left out: kept, at first 1h)"),
                             Param("at", "a place, a call link (http/https) or both; - clears them",
                                   high=MEETING_PLACE_CHARS + MEETING_LINK_CHARS),
-                            Param("off", "switch the meeting off", kind="flag"),
+                            Param("switch", "off pauses the meeting (no reminders), on brings it back",
+                                  choices=SWITCHES),
                             Param("skip", "no meeting on this date, YYYY-MM-DD")),
-                    written="{off} [skip {skip}] [every {day} {time} {zone}] {length} [at {at}]"),
+                    written="{switch} [skip {skip}] [every {day} {time} {zone}] {length} [at {at}]"),
             Command("presenters", "presenters · presenters add @member... · presenters remove @member...",
                     "The presenter rota (managers change it).", "presenters add @ana @ben", self.presenters,
                     with_arguments,
@@ -139,30 +147,43 @@ class MeetingsFeature(Feature):
         if not words:
             return Reply(text=self._describe(channel.id))
         action = words[0].lower()
-        if action not in ("off", "skip", "calendar"):
-            parts = words[1:] if action == "every" else words
-            plan = _parse_plan(parts, self.meetings.plan(channel.id))
-            require_manager(incoming, "set the meeting")
-            self.meetings.set_plan(channel.id, plan, self.clock())
-        elif action == "off" and len(words) == 1:
-            current = self.meetings.plan(channel.id)
-            if current is None:
-                raise UsageError("There is no meeting to switch off.")
-            require_manager(incoming, "switch the meeting off")
-            self.meetings.set_plan(channel.id, replace(current, enabled=False), self.clock())
-        elif action == "skip" and len(words) == 2:
+        if action in SWITCHES and len(words) == 1:
+            return self._switch(incoming, channel.id, on=action == "on")
+        if action == "skip" and len(words) == 2:
             day = self._skippable(channel.id, words[1])
             require_manager(incoming, "skip a meeting")
             new = self.meetings.skip(channel.id, day)
             said = "Skipped" if new else "Already skipped:"
             return Reply(text=f"{said} the meeting on {day:%A %d %B %Y}. {self._describe(channel.id)}")
-        elif action == "calendar" and self.calendar_link is not None and len(words) <= 2:
+        if action == "calendar" and self.calendar_link is not None and len(words) <= 2:
             require_manager(incoming, "get the meetings' calendar link")
             return self.calendar_link(incoming, words[1:])
-        else:
-            raise UsageError("Say `session`, `session every DAY HH:MM [ZONE] [LENGTH] [at PLACE or LINK]` (or one "
-                             "part of it), `session off`, `session skip DATE` or `session calendar [reset]`.")
-        return Reply(text=f"Done. {self._describe(channel.id)}")
+        if action in SWITCHES:
+            raise UsageError(f"`session {action}` takes nothing after it.")
+        if action == "skip":
+            raise UsageError("Give one date to skip: `session skip YYYY-MM-DD`.")
+        if action == "calendar":
+            raise UsageError("Say `session calendar` for the feed's link, or `session calendar reset` for a new one"
+                             + ("." if self.calendar_link is not None else " (this paperclub has no calendar feed)."))
+        plan, read_as = _parse_plan(words, self.meetings.plan(channel.id), self.meetings.zone_of(channel))
+        require_manager(incoming, "set the meeting")
+        self.meetings.set_plan(channel.id, plan, self.clock())
+        if not read_as:
+            return Reply(text=f"Done. {self._describe(channel.id)}")
+        said = ", ".join(read_as) + ("" if read_as[-1].startswith("call link") else ".")
+        return Reply(text=f"Done. Read as: {said}\n{self._describe(channel.id)}")
+
+    def _switch(self, incoming: Incoming, channel_id: int, on: bool) -> Reply:
+        """`session off` pauses the meeting: no reminders, no presenter or paper assigned,
+        nothing in the calendar feed; `session on` brings it back as it was."""
+        current = self.meetings.plan(channel_id)
+        if current is None:
+            raise UsageError(f"There is no meeting to switch {'on' if on else 'off'} yet: "
+                             "`session every DAY TIME [ZONE]` sets one.")
+        require_manager(incoming, f"switch the meeting {'on' if on else 'off'}")
+        if current.enabled != on:
+            self.meetings.set_plan(channel_id, replace(current, enabled=on), self.clock())
+        return Reply(text=f"Done. {self._describe(channel_id)}")
 
     def _skippable(self, channel_id: int, text: str) -> date:
         try:
@@ -171,7 +192,7 @@ class MeetingsFeature(Feature):
             raise UsageError(str(problem)) from None
         plan = self.meetings.plan(channel_id)
         if plan is None:
-            raise UsageError("There is no meeting yet: `session every DAY HH:MM [ZONE]` sets one.")
+            raise UsageError("There is no meeting yet: `session every DAY TIME [ZONE]` sets one.")
         if day.strftime("%a").lower() != plan.weekday:
             raise UsageError(f"{day:%Y-%m-%d} is a {day:%A}; the group meets {plan.describe()}.")
         if plan.start(day) <= self.clock():
@@ -194,7 +215,7 @@ class MeetingsFeature(Feature):
         if plan is None:
             return "No meeting yet. Set one: `session every tue 17:00 Europe/Berlin`."
         if not plan.enabled:
-            return f"The meeting ({plan.describe()}) is off."
+            return f"The meeting ({plan.describe()}) is off: `session on` brings it back."
         upcoming = self.meetings.next_meeting(channel_id, plan, self.clock())
         text = f"The group meets {plan.describe()} {plan.details()}."
         if upcoming is None:
@@ -247,7 +268,7 @@ class MeetingsFeature(Feature):
         plan = self.meetings.plan(channel.id)
         if plan is None or not plan.enabled:
             return Reply(text="There is no meeting to present at: a manager sets one with "
-                         "`session every DAY HH:MM [ZONE]`.", ephemeral=True, ok=False)
+                         "`session every DAY TIME [ZONE]`.", ephemeral=True, ok=False)
         user, now = incoming.user.user_id, self.clock()
         self.meetings.add_presenters(channel.id, [user], now)
         taken: list[tuple[str, str]] = []  # (presenter, date) of the meetings before
@@ -359,7 +380,8 @@ class MeetingsFeature(Feature):
         return Reply(text=text, link_to=discussion)
 
 
-SESSION_HOW = "Say `session every DAY HH:MM [ZONE]`, e.g. session every tue 17:00 Europe/Berlin"
+SESSION_HOW = "Say `session every DAY TIME [ZONE]`, e.g. `session every tue 17:00 Europe/Berlin` or `every wed at 5pm`"
+SWITCHES = ("on", "off")
 LENGTHS = (5, 8 * 60)  # minutes: a meeting is at least 5 minutes and at most 8 hours
 _LENGTH = re.compile(r"(?:(\d{1,2})h)?(?:(\d{1,3})m(?:in)?)?", re.IGNORECASE)
 CLEAR = "-"  # `session at -`: no place and no link
@@ -367,45 +389,137 @@ CLEAR = "-"  # `session at -`: no place and no link
 _LINKISH = re.compile(r"[a-z][a-z0-9+.-]*://|(?:javascript|data|vbscript|file|blob):", re.IGNORECASE)
 
 
-def _parse_plan(words: list[str], current: Plan | None) -> Plan:
-    """A day, a time, a zone and a length, each optional and in any order, then `at` and
-    a place, a call link or both: the parts named replace the current plan's, so
-    `session every wed` keeps the time, zone, length and place. Setting any part switches
-    the meeting on (there is no other way back from `session off`)."""
-    lowered = [w.lower() for w in words]
-    cut = lowered.index("at") if "at" in lowered else len(words)
-    when, where = words[:cut], words[cut + 1:]
-    if cut < len(words) and not where:
-        raise UsageError("Say where after `at`: a place (Room 4.12), a call link (https://...), both, or - for "
-                         "neither.")
-    if len(when) > 4 or (not when and cut == len(words)):
-        raise UsageError(f"{SESSION_HOW}, or name one part to change it.")
+@dataclass
+class _Line:
+    """What a `session` line named: its parts (day, time, zone, length), and the words
+    after `at`/`in` that are not a time (a place, a call link, or `-`); None: not given."""
+
+    parts: dict[str, object] = field(default_factory=dict)
+    where: list[str] | None = None
+    said: dict[str, str] = field(default_factory=dict)  # each part's word, as typed
+
+    def put(self, kind: str, value: object, word: str) -> None:
+        if kind in self.parts:
+            raise ScheduleError(f"`{word}`: give one {kind} only")
+        self.parts[kind], self.said[kind] = value, word
+
+
+def _read_line(words: list[str]) -> _Line:
+    """A day, a time, a zone and a length, each optional and in any order (`every` and
+    `for` may stand before them), then `at` or `in` and a place, a call link or both.
+    `at`/`in` before a time (`at 5pm`, `at 17:30`) sets the time, `in` before a zone the
+    zone: only what follows them that is not a time is the place."""
+    line = _Line()
+    words = joined_halves(words)
+    i = 0
+    while i < len(words):
+        word, low = words[i], words[i].lower()
+        after = words[i + 1] if i + 1 < len(words) else None
+        if low in ("at", "in") and after is not None and (at := clock_time(after)) is not None:
+            line.put("time", at, after)
+            i += 2
+        elif line.where is not None:
+            line.where.append(word)
+            i += 1
+        elif low == "in" and after is not None and ("/" in after or after.upper() == "UTC"):
+            line.put("zone", parse_zone(after), after)
+            i += 2
+        elif low in ("at", "in"):
+            line.where = []
+            i += 1
+        else:
+            if low not in ("every", "for"):
+                kind, value = _plan_part(word)
+                line.put(kind, value, word)
+            i += 1
+    return line
+
+
+def _parse_plan(words: list[str], current: Plan | None, channel_zone: str) -> tuple[Plan, list[str]]:
+    """The plan the line makes of the current one, and what the line was read as (for
+    the reply, so a misreading shows): the parts named replace the current plan's, so
+    `session every wed` keeps the time, zone, length and place. A first plan takes the
+    channel's zone unless the line names one. Setting any part switches the meeting on."""
     try:
-        parts = named_parts(when, _plan_part)
+        line = _read_line(words)
     except ScheduleError as problem:
         raise UsageError(str(problem)) from None
-    if current is None and not {"day", "time"} <= parts.keys():
+    where = line.where
+    if where is not None and not where:
+        raise UsageError("Say where after `at`: a place (Room 4.12), a call link (https://...), both, or - for "
+                         "neither; or a time, e.g. `at 5pm`.")
+    if where is not None and len(where) == 1 and re.fullmatch(r"[0-9]{1,2}", where[0]):
+        raise UsageError(f"`at {where[0]}`: a time or a place? For the time {TIME_HOW}; for a place name it, "
+                         f"e.g. `at Room {where[0]}`.")
+    if not line.parts and where is None:
+        raise UsageError(f"{SESSION_HOW}, or name one part to change it.")
+    if current is None and not {"day", "time"} <= line.parts.keys():
         raise UsageError(f"There is no meeting yet: give its day and time. {SESSION_HOW}.")
-    base = current or Plan("mon", time(0, 0), "UTC", True)
-    place, link = _where(where, base) if where else (base.place, base.link)
+    base = current or Plan("mon", time(0, 0), channel_zone, True)
+    place, link = _where(where, base) if where is not None else (base.place, base.link)
+    parts = line.parts
     day, at, zone, length = (parts.get("day", base.weekday), parts.get("time", base.local_time),
                              parts.get("zone", base.zone), parts.get("length", base.length))
-    # named_parts hands values back as objects; _plan_part gave each kind its type
+    # the line holds values as objects; _plan_part gave each kind its type
     assert isinstance(day, str) and isinstance(at, time) and isinstance(zone, str) and isinstance(length, int)
-    return Plan(day, at, zone, True, length, place, link)
+    plan = Plan(day, at, zone, True, length, place, link)
+    return plan, _read_as(line, plan)
+
+
+def _read_as(line: _Line, plan: Plan) -> list[str]:
+    """The time, place and call link the line set, as read: `time 17:00 (from `5pm`)`,
+    `place “Room 4”`; the link last (no punctuation may follow it). A time typed as
+    HH:MM, the day, zone and length show plainly in the description that follows."""
+    said = []
+    typed = line.said.get("time", "")
+    if typed and not re.fullmatch(r"[0-9]{1,2}:[0-9]{2}", typed):  # 5pm, 17h, noon: read how?
+        said.append(f"time {plan.local_time:%H:%M} (from `{typed}`)")
+    if line.where == [CLEAR]:
+        said.append("no place and no call link")
+    elif line.where is not None:
+        if any(not _LINKISH.match(w) for w in line.where):
+            said.append(f"place “{plan.place}”")
+        if any(_LINKISH.match(w) for w in line.where):
+            said.append(f"call link {plan.link}")
+    return said
 
 
 def _plan_part(word: str) -> tuple[str, object]:
-    if word[:1].isdigit() and word[-1:].lower() in ("h", "m", "n"):  # 2h, 90m, 90min
+    """One word of a session line as a day, a time, a zone or a length. `2h` up to 8h is
+    a length (as it always was); `17h` a time; `1h30` could be either, so it is refused."""
+    hours = hours_only(word)
+    if hours is not None and hours <= LENGTHS[1] // 60:
+        return "length", parse_length(word)
+    hours = hours_and_minutes(word)
+    if hours is not None and hours <= LENGTHS[1] // 60:
+        raise ScheduleError(f"`{word}` is not a time or a length on its own: for the time write "
+                            f"{word.lower().replace('h', ':').zfill(5)} or `at {word}`, for the length "
+                            f"{word.lower()}m")
+    at = clock_time(word)
+    if at is not None:
+        return "time", at
+    if word[:1].isdigit() and word[-1:].lower() in ("h", "m", "n"):  # 90m, 90min, 10h
         return "length", parse_length(word)
     if word[:1].isdigit():
-        return "time", parse_time(word)
+        raise ScheduleError(f"`{word}` is not a time: {TIME_HOW}")
     if "/" not in word and word.upper() != "UTC":
-        days = parse_days(word)
-        if len(days) != 1:
-            raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
-        return "day", days[0]
+        low = word.lower()
+        day = _day(low) or _day(low.removesuffix("s"))  # wed, Wednesday, wednesdays
+        if day is None:
+            raise ScheduleError(f"`{word}` is not a weekday (mon to sun), a time ({TIME_HOW}), a time zone "
+                                "(Europe/Berlin) or a length (90m)")
+        return "day", day
     return "zone", parse_zone(word)
+
+
+def _day(word: str) -> str | None:
+    try:
+        days = parse_days(word)
+    except ScheduleError:
+        return None
+    if len(days) != 1:
+        raise ScheduleError("the group meets on one day a week: name one day, e.g. tue")
+    return days[0]
 
 
 def _meeting_paper(meeting: Meeting, papers: dict[int, Paper]) -> str:

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
+from bot.channels.channels import ChannelSettings
 from bot.channels.schedule import WEEKDAYS
 from bot.messages import counted
 from bot.services.models import (
@@ -106,6 +107,14 @@ class Meetings:
             if row is None:
                 return None
             return _plan_of(row)
+
+    def zone_of(self, channel: ChannelSettings) -> str:
+        """The zone the channel's members read times in: its schedule's, else its
+        meeting's, else UTC (a poll's deadline, a new meeting's default zone)."""
+        if channel.schedule is not None:
+            return channel.schedule.zone
+        plan = self.plan(channel.id)
+        return plan.zone if plan is not None else "UTC"
 
     def set_plan(self, channel_id: int, plan: Plan, now: datetime) -> None:
         """The channel's plan becomes `plan`. The meetings that have begun by `now` keep

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from bot.cards.cards import card
 from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
+from bot.channels.schedule import shown_at
 from bot.corpus.library import Library
 from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import (
@@ -91,7 +92,7 @@ class VotesFeature(Feature):
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         poll = self.polls.open_poll(channel.id)
-        return [self.poll_status(poll) if poll else "Poll: none open."]
+        return [self.poll_status(poll, self.meetings.zone_of(channel)) if poll else "Poll: none open."]
 
     def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
         """The poll: its result if it closed this week, else the open one with its
@@ -110,7 +111,8 @@ class VotesFeature(Feature):
                          if winner else "No votes, so nothing joined the reading queue.")
             title = f"Poll {poll.id} closed"
         else:
-            lines.append(f"Open until {poll.closes_at:%a %d %b %H:%M} UTC: vote with `vote OPTION`, e.g. `vote 1`.")
+            lines.append(f"Open until {shown_at(poll.closes_at, self.meetings.zone_of(channel))}: vote with "
+                         "`vote OPTION`, e.g. `vote 1`.")
             title = f"Poll {poll.id} is open"
         opened = poll.created_at is not None and poll.created_at >= since
         return DigestSection(title, lines, papers=tuple(o.paper_id for o in poll.options),
@@ -326,7 +328,7 @@ class VotesFeature(Feature):
                          ephemeral=True, ok=False)
         now = self.clock()
         poll = self.polls.create(channel.id, incoming.user.user_id, options, now, now + duration)
-        return self.poll_reply(poll)
+        return self.poll_reply(poll, self.meetings.zone_of(channel))
 
     def _options(self, channel: ChannelSettings, count: int) -> list[Option]:
         """Nominations first (oldest first), then the channel's best unposted picks."""
@@ -352,18 +354,19 @@ class VotesFeature(Feature):
                 return None  # a manager's bare `poll` starts one
             return Reply(text="No poll is open here; a manager starts one with `poll [N] [DURATION]`.",
                          ephemeral=True)
-        return Reply(text=self.poll_status(poll), ephemeral=True, poll_id=poll.id)
+        return Reply(text=self.poll_status(poll, self.meetings.zone_of(channel)), ephemeral=True, poll_id=poll.id)
 
-    def poll_status(self, poll: PollView) -> str:
-        """An open poll's options with the votes so far, and how to vote."""
+    def poll_status(self, poll: PollView, zone: str) -> str:
+        """An open poll's options with the votes so far, and how to vote; its deadline in
+        the channel's `zone`."""
         papers = self.library.get_many(o.paper_id for o in poll.options)
         counts = self.polls.counts(poll.id)
         lines = [f"{o.position}. [{o.paper_id}] {readable(papers[o.paper_id].title)}: "
                  f"{_votes(counts.get(o.position, 0))}" for o in poll.options if o.paper_id in papers]
-        return (f"Poll {poll.id}, open until {poll.closes_at:%a %d %b %H:%M} UTC:\n" + "\n".join(lines)
+        return (f"Poll {poll.id}, open until {shown_at(poll.closes_at, zone)}:\n" + "\n".join(lines)
                 + "\nVote with `vote OPTION`, e.g. `vote 1`.")
 
-    def poll_reply(self, poll: PollView) -> Reply:
+    def poll_reply(self, poll: PollView, zone: str) -> Reply:
         papers = self.library.get_many(o.paper_id for o in poll.options)
         tokenizer = self.search.tokenizer
         cards = [card(papers[o.paper_id], tokenizer) for o in poll.options]
@@ -372,7 +375,7 @@ class VotesFeature(Feature):
         return Reply(
             open_thread=f"Poll {poll.id}: what do we read next?",
             text=(f"Poll {poll.id}: what do we read next? Vote with the buttons or `vote OPTION` "
-                  f"until {poll.closes_at:%a %d %b %H:%M} UTC."),
+                  f"until {shown_at(poll.closes_at, zone)}."),
             cards=cards,
             actions=[Action(f"{o.position}. {_short(readable(papers[o.paper_id].title))}",
                             f"vote {poll.id} {o.position}") for o in poll.options],

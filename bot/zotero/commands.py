@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.channels.channels import Channels, ChannelSettings
+from bot.channels.schedule import shown_at
 from bot.corpus.feeds import FeedSource
 from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, first_word_in, number, require_manager
@@ -29,6 +30,7 @@ from bot.zotero.sync import ZoteroConfig, ZoteroSync
 
 log = logging.getLogger(__name__)
 
+DAY_TIME = "%Y-%m-%d %H:%M"  # when a sync ran, failed or retries, in the channel's zone
 USAGE = "zotero · zotero link GROUP_ID [COLLECTION] · zotero key KEY · zotero unlink"
 _API_KEY = re.compile(r"[A-Za-z0-9]{8,64}")
 NOTHING_STORED = "Nothing was stored."
@@ -45,8 +47,9 @@ class ZoteroFeature(Feature):
     settings_model = ZoteroSettings
 
     def __init__(self, channels: Channels, links: ZoteroLinks, sync: ZoteroSync, config: ZoteroConfig,
-                 clock: Callable[[], datetime]):
+                 clock: Callable[[], datetime], zone_of: Callable[[ChannelSettings], str] = lambda _channel: "UTC"):
         self.channels = channels
+        self.zone_of = zone_of  # the zone the channel's members read times in (Meetings.zone_of)
         self.links = links
         self.sync = sync
         self.config = config
@@ -56,7 +59,7 @@ class ZoteroFeature(Feature):
     def build(cls, kit: Kit) -> ZoteroFeature:
         config = ZoteroConfig.from_env(kit.env)
         links = ZoteroLinks(kit.db)
-        return cls(kit.channels, links, ZoteroSync(kit.db, links, config), config, kit.clock)
+        return cls(kit.channels, links, ZoteroSync(kit.db, links, config), config, kit.clock, kit.meetings.zone_of)
 
     def feed_sources(self) -> list[FeedSource]:
         return [ZoteroFeed(self.config)]
@@ -93,7 +96,7 @@ class ZoteroFeature(Feature):
         except Refused as refused:
             log.info("zotero %s refused: %s", action, str(refused).split(":")[0])
             return Reply(text=str(refused), ephemeral=True, ok=False)
-        return Reply(text=self.describe(channel.id), ephemeral=True)
+        return Reply(text=self.describe(channel), ephemeral=True)
 
     # --- link ------------------------------------------------------------------------
 
@@ -157,9 +160,9 @@ class ZoteroFeature(Feature):
         return Reply(text="Unlinked: nothing more is written to Zotero from this channel, and the key given here "
                      "(if any) is deleted. What was written stays in the group library.", ephemeral=True)
 
-    def describe(self, channel_id: int) -> str:
-        status = self.links.status(channel_id)
-        if status is None and self.links.get(channel_id) is not None:  # a key given, no group yet
+    def describe(self, channel: ChannelSettings) -> str:
+        status = self.links.status(channel.id)
+        if status is None and self.links.get(channel.id) is not None:  # a key given, no group yet
             return ("This channel has a Zotero API key (key: set) but no group library yet: a manager links it "
                     "with `zotero link GROUP_ID [COLLECTION]`.")
         if status is None:
@@ -168,31 +171,33 @@ class ZoteroFeature(Feature):
                                                             " after giving its API key privately with `zotero key KEY`")
                     + ".")
         key = "key: set (given in chat)" if status.own_key else "key: the operator's"
-        return "\n".join([f"Zotero: {status.where}; {key}.", *_progress(status)])
+        return "\n".join([f"Zotero: {status.where}; {key}.", *_progress(status, self.zone_of(channel))])
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         status = self.links.status(channel.id)
         if status is None:
             return []
-        return [f"Zotero: {status.where}. " + " ".join(_progress(status))]
+        return [f"Zotero: {status.where}. " + " ".join(_progress(status, self.zone_of(channel)))]
 
     def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
              stopping: Callable[[], bool]) -> dict[str, int]:
         return self.sync.tick(now, stopping)
 
 
-def _progress(status: LinkStatus) -> list[str]:
+def _progress(status: LinkStatus, zone: str) -> list[str]:
+    """How the sync goes; its times in the channel's `zone`."""
     lines = [f"{counted(status.synced, 'paper')} in Zotero"
              + (f", {status.waiting} being written" if status.waiting else "")
              + (f", {status.refused} refused by Zotero" if status.refused else "")
-             + (f"; last sync {status.last_sync_at:%Y-%m-%d %H:%M} UTC." if status.last_sync_at
+             + (f"; last sync {shown_at(status.last_sync_at, zone, DAY_TIME)}." if status.last_sync_at
                 else "; not synced yet (within a minute).")]
     if status.failures and status.last_error:
-        when = f"{status.retry_at:%Y-%m-%d %H:%M} UTC" if status.retry_at else "the next minute"
-        lines.append(f"The last sync failed ({status.failed_at:%Y-%m-%d %H:%M} UTC, "
+        when = shown_at(status.retry_at, zone, DAY_TIME) if status.retry_at else "the next minute"
+        failed = f"{shown_at(status.failed_at, zone, DAY_TIME)}, " if status.failed_at else ""
+        lines.append(f"The last sync failed ({failed}"
                      f"{counted(status.failures, 'time')} in a row): {status.last_error}. Retrying at {when}.")
     elif status.last_error and status.failed_at:
-        lines.append(f"Last failure, since recovered: {status.failed_at:%Y-%m-%d %H:%M} UTC.")
+        lines.append(f"Last failure, since recovered: {shown_at(status.failed_at, zone, DAY_TIME)}.")
     return lines
 
 

@@ -73,6 +73,16 @@ def test_nominate_and_discuss_buttons(built):
         assert len(session.scalars(select(Post)).all()) == 1
 
 
+@pytest.mark.parametrize("ref", ["99999", "#99999", "3000000000", "arXiv:1999.99999"])
+def test_discuss_of_a_paper_that_does_not_exist_says_so_as_show_does(built, ref):
+    """Issue 45: `discuss 99999` said "Give one paper ID" of an ID that was one."""
+    shown, discussed = say(built, f"show {ref}"), say(built, f"discuss {ref}")
+    assert not discussed.ok and discussed.text.startswith(f"No paper with ID `{ref}`"), discussed.text
+    assert discussed.text.splitlines()[0] == shown.text.splitlines()[0]
+    assert say(built, "discuss 1 2").text.startswith("Give one paper ID")
+    with built.db.session() as session:
+        assert session.scalars(select(Post)).all() == []
+
 def test_a_click_with_anything_else_is_still_refused(built):
     for value in ("discuss 1 now", "nominate attention", "add 2106.01345", "discuss"):
         assert not click(built, value).ok

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 
@@ -128,6 +129,9 @@ def test_a_malformed_body_fails_the_fetch_changes_nothing_and_is_retried_later(m
         follow = session.scalar(select(Follow))
         assert follow.last_status == "failed" and follow.fetched_through is None
     assert "failed" in manager(services).send("following").text
+    assert manager(services).send("schedule 09:00 America/New_York").ok  # issue 45: the channel's zone
+    when = clock.now.astimezone(ZoneInfo("America/New_York"))
+    assert f"last fetch {when:%d %b %H:%M} EST failed" in manager(services).send("following").text
     assert services.core.tick(clock.now + timedelta(minutes=5), nothing, ["console"])["follows_fetched"] == 0
     report = services.core.tick(clock.now + timedelta(minutes=31), nothing, ["console"])
     assert report["follows_fetched"] == 1 and len(arrivals(services)) == 1

@@ -43,7 +43,8 @@ def test_the_whole_line_sets_length_and_link_and_each_part_changes_alone(service
     boss = member(services)
     reply = boss.send(f"session every thu 17:00 Europe/Berlin 90m at {CALL}")
     assert reply.ok, reply.text
-    assert reply.text == ("Done. The group meets every Thu at 17:00 Europe/Berlin for 1 hour 30 minutes. "
+    assert reply.text == (f"Done. Read as: call link {CALL}\n"
+                          "The group meets every Thu at 17:00 Europe/Berlin for 1 hour 30 minutes. "
                           f"Next: Thursday 03 December 17:00. Call link: {CALL}")
     assert stored(services) == ("thu", "17:00", "Europe/Berlin", 90, None, CALL)
     steps = [
@@ -62,7 +63,7 @@ def test_the_whole_line_sets_length_and_link_and_each_part_changes_alone(service
         assert boss.send(command).ok, command
         assert stored(services) == expected, command
     shown = member(services, "bob", manager=False).send("session").text
-    assert shown == "The meeting (every Fri at 18:00 Europe/Berlin) is off."
+    assert shown == "The meeting (every Fri at 18:00 Europe/Berlin) is off: `session on` brings it back."
     assert boss.send("session every fri").ok  # back on, with everything it had
     settings = member(services, "bob", manager=False).send("settings").text
     assert ("Meeting: The group meets every Fri at 18:00 Europe/Berlin for 45 minutes, at Hörsaal 1, Gebäude B. "

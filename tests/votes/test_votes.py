@@ -359,3 +359,22 @@ def test_a_vote_and_the_queue_take_any_id_the_library_knows(seeded_copy):
     assert not bob.send("vote arXiv:2106.01345 sideways").ok  # still a usage error
     nominated = bob.send("nominate arXiv:2106.01345")
     assert nominated.ok and f"[{paper.id}]" in nominated.text
+
+
+@pytest.mark.parametrize("setup, shown", [
+    ("schedule 09:00 Europe/Berlin", "Wed 25 Nov 10:00 CET"),  # the paper of the day's zone
+    ("session every thu 17:00 America/New_York", "Wed 25 Nov 04:00 EST"),  # else the meeting's
+    ("", "Wed 25 Nov 09:00 UTC"),  # else UTC
+])
+def test_a_polls_deadline_is_shown_in_the_channels_zone(seeded_copy, setup, shown):
+    """Issue 45: poll deadlines were shown in UTC in a Europe/Berlin channel."""
+    services = build_services(seeded_copy, clock=Clock(NOW))
+    boss, bob = member(services, "q", "ann", True), member(services, "q", "bob")
+    if setup:
+        assert boss.send(setup).ok
+    started = boss.send("poll 3 48h")
+    assert f"until {shown}." in started.text, started.text
+    assert bob.send("poll").text.splitlines()[0] == f"Poll {started.poll_id}, open until {shown}:"
+    assert f"Poll {started.poll_id}, open until {shown}:" in bob.send("settings").text
+    preview = boss.send("digest preview") if boss.send("digest mon 09:00").ok else None
+    assert preview is not None and f"Open until {shown}: vote" in preview.text + str(preview.sections)

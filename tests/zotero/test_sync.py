@@ -107,6 +107,15 @@ def test_a_write_whose_answer_was_lost_is_sent_again_and_creates_nothing_twice(s
         assert session.scalar(select(ZoteroLink.failures)) == 0
 
 
+def test_the_syncs_times_are_in_the_channels_zone(scene):
+    """Issue 45: a member reads times in the channel's zone, not in UTC."""
+    linked(scene)
+    scene.zotero.refuse_next(429, {"Retry-After": "600"})
+    scene.tick()
+    assert scene.member("boss", manager=True).send("schedule 09:00 Europe/Berlin").ok
+    said = scene.member("ann").send("zotero").text
+    assert "Retrying at 2026-11-26 10:11 CET" in said and " UTC" not in said, said
+
 def test_429_retry_after_postpones_the_sync_and_says_so(scene):
     linked(scene)
     scene.zotero.refuse_next(429, {"Retry-After": "600"})
