@@ -19,6 +19,7 @@ from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.fetch import FetchError
 from bot.feature import DigestSection, Feature, Kit
+from bot.follows.answers import Author, OpenAlexError, author_id
 from bot.follows.arxiv import categories
 from bot.follows.clients import FollowClients
 from bot.follows.follows import (
@@ -30,7 +31,7 @@ from bot.follows.follows import (
     TooManyFollows,
 )
 from bot.follows.ingest import Ingest
-from bot.follows.openalex import Author, OpenAlex, author_id
+from bot.follows.openalex import OpenAlex
 from bot.follows.settings import FollowSettings
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply, counted
@@ -265,6 +266,11 @@ class FollowsFeature(Feature):
                          ephemeral=True, ok=False)
         except Stopped:
             return Reply(text="paperclub is restarting; send this again in a minute.", ephemeral=True, ok=False)
+        if isinstance(people, OpenAlexError):
+            log.warning("follow author: OpenAlex answered badly: %s", people)
+            return Reply(text=f"OpenAlex answered something paperclub cannot read ({people.reason[:200]}), so "
+                              "nothing was changed. Try again later, or give the author's OpenAlex id (A…).",
+                         ephemeral=True, ok=False)
         if people is None or isinstance(people, FetchError):
             log.warning("follow author: OpenAlex lookup failed: %s", people or "no answer in time")
             return Reply(text="OpenAlex could not be reached just now, so nothing was changed. Try again in a "
@@ -335,6 +341,8 @@ class FollowsFeature(Feature):
             state = f"last fetch {follow.last_run_at:%d %b %H:%M} UTC failed: {(follow.last_message or '')[:160]}"
         else:
             state = f"last fetched {follow.last_run_at:%d %b %H:%M} UTC"
+            if follow.last_status == "partial":  # "2 new; skipped 1 work: W2 (why)"
+                state += f", {(follow.last_message or '').partition('; ')[2][:300]}"
         return f"{follow.id}. {follow.label}: {week}; {state}"
 
     def fresh(self, incoming: Incoming, args: str) -> Reply:
