@@ -281,7 +281,7 @@ def retry_after_seconds(headers: Any) -> float | None:
     raw = raw.strip()
     if not raw:
         return None
-    if raw.isdigit():
+    if raw.isascii() and raw.isdigit():  # "²" is a digit to str.isdigit, not to float()
         return float(raw)
     try:
         moment = email.utils.parsedate_to_datetime(raw)
