@@ -3,7 +3,8 @@ the requests, and answers each from a handler unless a queued fault comes first.
 
 Faults, taken one per request in order (`fail("429", "503")`): "429" (Retry-After: 1),
 "503" (Retry-After: 1), "timeout" (no answer until `release` is set or the fake
-stops), "malformed" (200 with a body that is not the format)."""
+stops), "malformed" (200 with a body that is not the format), "nested" (200 with JSON nested
+100,000 deep)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,9 @@ class FakeServer:
                     return
                 if fault == "malformed":
                     self._send(200, "text/html", fake.malformed)
+                    return
+                if fault == "nested":
+                    self._send(200, "application/json", b"[" * 100_000 + b"]" * 100_000)
                     return
                 self._send(*answer(parts.path, params))
 

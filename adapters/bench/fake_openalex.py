@@ -3,13 +3,15 @@ send (authorships.author.id, cites, doi, from_publication_date; values joined by
 cursor paging (cursor=*, then meta.next_cursor, null at the end; per-page), select;
 /authors?search=NAME and /authors/A...; ids as https://openalex.org/... URLs, DOIs as
 https://doi.org/... URLs, abstracts as inverted indexes. `mailtos` lists the mailto
-parameters received."""
+parameters received. A work's or an author's `changes` replace fields of its JSON, for
+the junk a bad day brings (a string where an object belongs, a NUL in a title)."""
 
 from __future__ import annotations
 
 import base64
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from adapters.bench.fake_http import Answer, FakeServer
 
@@ -22,11 +24,12 @@ class FakeAuthor:
     name: str
     institution: str = ""
     works_count: int = 10
+    changes: dict[str, Any] = field(default_factory=dict)  # fields answered as given (a bad day's junk)
 
     def json(self) -> dict:
         places = [{"id": f"{OPENALEX}I1", "display_name": self.institution}] if self.institution else []
         return {"id": OPENALEX + self.id, "display_name": self.name, "works_count": self.works_count,
-                "cited_by_count": 100, "last_known_institutions": places, "orcid": None}
+                "cited_by_count": 100, "last_known_institutions": places, "orcid": None, **self.changes}
 
 
 @dataclass
@@ -39,6 +42,7 @@ class FakeWork:
     doi: str | None = None  # 10.1000/x (an arXiv paper: 10.48550/arxiv.ID)
     arxiv: str | None = None  # an arXiv location: 2611.01234
     cites: list[str] = field(default_factory=list)  # W ids
+    changes: dict[str, Any] = field(default_factory=dict)  # fields answered as given (a bad day's junk)
 
     def json(self) -> dict:
         locations = [{"is_oa": True, "landing_page_url": f"https://arxiv.org/abs/{self.arxiv}",
@@ -61,6 +65,7 @@ class FakeWork:
             "abstract_inverted_index": inverted(self.abstract) if self.abstract else None,
             "referenced_works": [OPENALEX + w for w in self.cites],
             "cited_by_count": 0,
+            **self.changes,
         }
 
 

@@ -31,6 +31,19 @@ def looks_like(text: str) -> bool:
 
 
 def parse(text: str, path: str) -> list[PaperRecord]:
+    """Every entry as a record; CorpusFormatError for the first one that cannot be read."""
+    records = []
+    for found in read_entries(text, path):
+        if isinstance(found, CorpusFormatError):
+            raise found
+        records.append(found)
+    return records
+
+
+def read_entries(text: str, path: str) -> list[PaperRecord | CorpusFormatError]:
+    """Each entry as a record, or the error of that entry alone (one without a title), so
+    a reader that can do without one entry (a follow) keeps the others. Broken XML and
+    the API's own error entry fail the whole feed (CorpusFormatError raised)."""
     import feedparser  # here: detecting formats (every import does) must not load it
 
     # Handed over as a stream so feedparser never takes the text for a file name or URL;
@@ -46,10 +59,16 @@ def parse(text: str, path: str) -> list[PaperRecord]:
     # feedparser keeps no positions: the n-th <entry> tag is taken as the n-th entry's
     # start. A tag inside a comment would shift the numbers but never drop an entry.
     lines = [text.count("\n", 0, m.start()) + 1 for m in _ENTRY_TAG.finditer(text)]
-    return [
-        _record(entry, lines[n] if n < len(lines) else 1, path)
-        for n, entry in enumerate(feed.entries)
-    ]
+    found: list[PaperRecord | CorpusFormatError] = []
+    for n, entry in enumerate(feed.entries):
+        line = lines[n] if n < len(lines) else 1
+        if _API_ERROR in entry.get("id", ""):
+            raise CorpusFormatError(path, line, f"the arXiv API reported: {entry.get('summary')}")
+        try:
+            found.append(_record(entry, line, path))
+        except CorpusFormatError as problem:
+            found.append(problem)
+    return found
 
 
 def _broken(error: xml.sax.SAXParseException, text: str) -> str:
@@ -66,8 +85,6 @@ def _broken(error: xml.sax.SAXParseException, text: str) -> str:
 
 def _record(entry: Any, line: int, path: str) -> PaperRecord:
     entry_id = entry.get("id", "")
-    if _API_ERROR in entry_id:
-        raise CorpusFormatError(path, line, f"the arXiv API reported: {entry.get('summary')}")
     title = clean_space(entry.get("title", ""))
     if not title:
         raise CorpusFormatError(path, line, "feed entry without a title")

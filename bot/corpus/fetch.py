@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import email.utils
 import http.client
+import json
 import logging
 import os
 import re
@@ -280,7 +281,7 @@ def retry_after_seconds(headers: Any) -> float | None:
     raw = raw.strip()
     if not raw:
         return None
-    if raw.isdigit():
+    if raw.isascii() and raw.isdigit():  # "²" is a digit to str.isdigit, not to float()
         return float(raw)
     try:
         moment = email.utils.parsedate_to_datetime(raw)
@@ -289,6 +290,26 @@ def retry_after_seconds(headers: Any) -> float | None:
         return max(0.0, (moment - base).total_seconds())
     except (TypeError, ValueError):
         return None
+
+
+def json_answer(body: bytes) -> object:
+    """An answer's JSON, read strictly: UTF-8, no NaN or Infinity, numbers of sane length,
+    nesting within the interpreter's reach. ValueError saying why otherwise, never a
+    RecursionError: a provider's junk is refused by its client, not met as a bug."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deep to read") from None
+    except ValueError as problem:  # JSONDecodeError, or an integer past Python's digits limit
+        raise ValueError(f"not JSON ({str(problem)[:80]})") from None
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 _API_ERROR_SUMMARY = re.compile(rb"arxiv\.org/api/errors.*?<summary[^>]*>(.*?)</summary>", re.S)

@@ -10,26 +10,43 @@ appears in the API a day or more after its submission time, and all entries subm
 before an announcement's cut-off appear together. So a follow's high-water mark is the
 latest submission time it has seen, not the clock: what was submitted after it but not
 yet announced is asked for again next time, and nothing is missed.
+
+This is the one place that checks what arXiv answers for a follow: an entry the library
+could not store (no title, a title of thousands of characters, no submission time) is
+skipped with why, and the others kept; the skipped entries' times still move the mark,
+so a bad entry is not asked for every day.
 """
 
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from urllib.parse import urlencode
 
-from bot.corpus import arxiv_atom
+from bot.corpus import arxiv_atom, identifiers
 from bot.corpus.fetch import ATOM, Fetcher
-from bot.corpus.records import CorpusFormatError, PaperRecord
+from bot.corpus.records import CorpusFormatError, PaperRecord, check_record
 
 
 @dataclass
 class Entry:
     record: PaperRecord
     submitted: datetime  # the first version's submission time (Atom <published>), UTC
+
+
+@dataclass
+class Listing:
+    """What a window holds: the entries, oldest first; those skipped, as (arXiv id, why);
+    the latest submission time seen (the skipped entries' included); and whether that is
+    all of them (False when the fetcher's cap cut the listing short)."""
+
+    entries: list[Entry] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    newest: datetime | None = None
+    complete: bool = True
 
 
 def categories() -> dict[str, str]:
@@ -57,11 +74,11 @@ class ArxivListing:
                   "sortOrder": "ascending", "max_results": self.fetcher.policy.max_entries}
         return f"{self.api_url}?{urlencode(params, safe=':[]')}"
 
-    def entries(self, category: str, words: str, start: datetime, end: datetime) -> tuple[list[Entry], bool]:
-        """The entries submitted in the window, oldest first, and whether that is all of
-        them (False when the fetcher's cap cut the listing short)."""
+    def entries(self, category: str, words: str, start: datetime, end: datetime) -> Listing:
+        """The entries submitted in the window, oldest first, with those skipped."""
         pages = self.fetcher.fetch(self.url(category, words, start, end))
-        found: list[Entry] = []
+        listing = Listing()
+        seen = 0
         total = None
         for number, page in enumerate(pages, 1):
             where = f"arXiv API page {number}"
@@ -70,27 +87,53 @@ class ArxivListing:
             if page.entries == 0:
                 continue
             text = page.body.decode("utf-8", "replace")
-            records = arxiv_atom.parse(text, where)
-            times = _submitted(text, where)
-            if len(times) != len(records):
-                raise CorpusFormatError(where, 1, "entries without a <published> time")
-            found += [Entry(r, t) for r, t in zip(records, times, strict=True)]
+            records = arxiv_atom.read_entries(text, where)
+            facts = _facts(text, where)
+            if len(facts) != len(records):
+                raise CorpusFormatError(where, 1, "the feed's entries could not be told apart")
+            for record, (entry_id, submitted, problem) in zip(records, facts, strict=True):
+                if submitted is not None:
+                    listing.newest = max(listing.newest or submitted, submitted)
+                reason = problem or _unstorable(record, where)
+                if reason or submitted is None or isinstance(record, CorpusFormatError):
+                    listing.skipped.append((entry_id, reason or "unreadable"))
+                else:
+                    listing.entries.append(Entry(record, submitted))
+            seen += len(records)
             total = page.total if page.total is not None else total
-        complete = total is None or len(found) >= total
-        return found, complete
+        listing.complete = total is None or seen >= total
+        return listing
 
 
-def _submitted(text: str, where: str) -> list[datetime]:
+def _unstorable(record: PaperRecord | CorpusFormatError, where: str) -> str:
+    """Why the library could not store this entry ("" when it can)."""
+    if isinstance(record, CorpusFormatError):
+        return record.message
+    try:
+        check_record(record, where)
+    except CorpusFormatError as problem:
+        return problem.message
+    return ""
+
+
+def _facts(text: str, where: str) -> list[tuple[str, datetime | None, str]]:
+    """Each entry's arXiv id (or its place), submission time, and what is wrong with the
+    time ("" when nothing)."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as problem:
         raise CorpusFormatError(where, 1, f"broken XML ({problem})") from None
-    times = []
-    for entry in root.findall(f"{ATOM}entry"):
+    found: list[tuple[str, datetime | None, str]] = []
+    for place, entry in enumerate(root.findall(f"{ATOM}entry"), 1):
+        given = (entry.findtext(f"{ATOM}id") or "").strip()
+        parsed = identifiers.parse(given) if given and len(given) < 300 else None
+        entry_id = parsed[1] if parsed and parsed[0] == identifiers.ARXIV else f"entry {place} of {where}"
         raw = (entry.findtext(f"{ATOM}published") or "").strip()
         try:
             moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
         except ValueError:
-            raise CorpusFormatError(where, 1, f"a <published> time that is not one: {raw[:40]!r}") from None
-        times.append(moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc))
-    return times
+            found.append((entry_id, None, f"a <published> time that is not one: {raw[:40]!r}"))
+            continue
+        found.append((entry_id, moment.astimezone(timezone.utc) if moment.tzinfo
+                      else moment.replace(tzinfo=timezone.utc), ""))
+    return found

@@ -20,6 +20,7 @@ from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import shown_at
 from bot.corpus.fetch import FetchError
 from bot.feature import DigestSection, Feature, Kit
+from bot.follows.answers import Author, OpenAlexError, author_id
 from bot.follows.arxiv import categories
 from bot.follows.clients import FollowClients
 from bot.follows.follows import (
@@ -31,7 +32,7 @@ from bot.follows.follows import (
     TooManyFollows,
 )
 from bot.follows.ingest import Ingest
-from bot.follows.openalex import Author, OpenAlex, author_id
+from bot.follows.openalex import OpenAlex
 from bot.follows.settings import FollowSettings
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, Reply, counted
@@ -270,6 +271,11 @@ class FollowsFeature(Feature):
                          ephemeral=True, ok=False)
         except Stopped:
             return Reply(text="paperclub is restarting; send this again in a minute.", ephemeral=True, ok=False)
+        if isinstance(people, OpenAlexError):
+            log.warning("follow author: OpenAlex answered badly: %s", people)
+            return Reply(text=f"OpenAlex answered something paperclub cannot read ({people.reason[:200]}), so "
+                              "nothing was changed. Try again later, or give the author's OpenAlex id (A…).",
+                         ephemeral=True, ok=False)
         if people is None or isinstance(people, FetchError):
             log.warning("follow author: OpenAlex lookup failed: %s", people or "no answer in time")
             return Reply(text="OpenAlex could not be reached just now, so nothing was changed. Try again in a "
@@ -342,6 +348,8 @@ class FollowsFeature(Feature):
                      f"{(follow.last_message or '')[:160]}")
         else:
             state = f"last fetched {shown_at(follow.last_run_at, zone, '%d %b %H:%M')}"
+            if follow.last_status == "partial":  # "2 new; skipped 1 work: W2 (why)"
+                state += f", {(follow.last_message or '').partition('; ')[2][:300]}"
         return f"{follow.id}. {follow.label}: {week}; {state}"
 
     def fresh(self, incoming: Incoming, args: str) -> Reply:

@@ -13,6 +13,11 @@ claim. A process that dies between the import and that transaction leaves the ma
 where it was: the next fetch asks for the same window, and the import and the arrivals,
 both keyed on identity, make nothing twice.
 
+One bad work is skipped, not fatal: the providers' readers (bot.follows.answers for
+OpenAlex, bot.follows.arxiv) turn a work they cannot use into a skip with why; the skip
+is logged once (follow, work, why), the rest are imported, the mark moves, and the
+follow's status says what was skipped (`following` shows it).
+
 The tick has a time budget: with arXiv's one request every 3 s, a hundred follows take
 minutes, so a tick does what fits and the next minute's tick goes on.
 """
@@ -30,11 +35,13 @@ from sqlalchemy import ColumnElement, and_, or_, select, tuple_, update
 from bot.corpus.fetch import FetchError
 from bot.corpus.library import Library
 from bot.corpus.records import CorpusFormatError, PaperRecord, title_key
+from bot.follows.answers import Skip
 from bot.follows.arxiv import ArxivListing
 from bot.follows.follows import FollowView
 from bot.follows.models import Follow, FollowArrival, FollowClaim
 from bot.follows.openalex import OpenAlex
 from bot.follows.sources import WorkIds, read_papers
+from bot.messages import counted
 from bot.search.engine import SearchBackend
 from store import Database
 from store.database import upsert_insert
@@ -53,16 +60,26 @@ MESSAGE_MAX = 2000
 
 @dataclass
 class Fetched:
-    """What one fetch brought: records with their reasons, and the follow's new mark."""
+    """What one fetch brought: records with their reasons, the works skipped (id, why),
+    and the follow's new mark."""
 
     records: list[PaperRecord] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     mark: datetime | None = None
     fmt: str = ""
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    unit: str = "work"  # what the provider calls one (arXiv: an entry)
 
     def add(self, record: PaperRecord, reason: str) -> None:
         self.records.append(record)
         self.reasons.append(reason)
+
+    def skipped_line(self, new: int) -> str:
+        """The follow's status after a fetch with skips: "2 new; skipped 1 work: W2 (why)"."""
+        first_id, why = self.skipped[0]
+        more = len(self.skipped) - 1
+        unit = counted(len(self.skipped), self.unit, "entries" if self.unit == "entry" else None)
+        return f"{new} new; skipped {unit}: {first_id} ({why})" + (f" and {more} more" if more else "")
 
 
 class Ingest:
@@ -140,8 +157,10 @@ class Ingest:
             log.exception("follow %d (%s): fetch failed", follow.id, follow.label)
             self._close(follow, day, now, "failed", f"unexpected {type(problem).__name__}: {problem}")
             return None
+        for skipped_id, why in fetched.skipped:
+            log.warning("follow %d (%s): skipped %s %s: %s", follow.id, follow.label, fetched.unit, skipped_id, why)
         arrivals = [(pid, reason) for pid, reason in zip(paper_ids, fetched.reasons, strict=True) if pid is not None]
-        return self._close(follow, day, now, "done", "", arrivals, fetched.mark)
+        return self._close(follow, day, now, "done", "", arrivals, fetched.mark, fetched)
 
     # --- fetching ---------------------------------------------------------------------------
 
@@ -152,18 +171,22 @@ class Ingest:
         if follow.kind == "author":
             fetched = Fetched(fmt="openalex", mark=now)
             for work in self.openalex.by_author(follow.target, start.date(), WORKS_MAX):
-                fetched.add(work.record, f"by {follow.label} (followed)")
+                if isinstance(work, Skip):
+                    fetched.skipped.append((work.id, work.reason))
+                else:
+                    fetched.add(work.record, f"by {follow.label} (followed)")
             return fetched
         return self._citations(follow, start, now)
 
     def _arxiv(self, follow: FollowView, start: datetime, now: datetime) -> Fetched:
-        entries, _complete = self.arxiv.entries(follow.target, follow.query, start, now)
+        listing = self.arxiv.entries(follow.target, follow.query, start, now)
         # The mark is the latest submission seen, not the clock (bot/follows/arxiv.py):
         # entries submitted since but announced later are asked for next time. The
         # listing is oldest first, so a cut listing also resumes where it stopped.
-        fetched = Fetched(fmt="arxiv", mark=max((e.submitted for e in entries), default=start))
+        fetched = Fetched(fmt="arxiv", mark=max(listing.newest or start, start), skipped=listing.skipped,
+                          unit="entry")
         matching = f' matching "{follow.query}"' if follow.query else ""
-        for entry in entries:
+        for entry in listing.entries:
             on = entry.submitted
             fetched.add(entry.record, f"new on arXiv {on.day} {on:%b} in {follow.target}{matching}")
         return fetched
@@ -177,6 +200,11 @@ class Ingest:
             return fetched
         seen: set[str] = set()
         for work in self.openalex.citing(sorted(by_work), start.date(), WORKS_MAX):
+            if isinstance(work, Skip):
+                if work.id not in seen:  # a work citing papers of two requests comes twice
+                    seen.add(work.id)
+                    fetched.skipped.append((work.id, work.reason))
+                continue
             cited = [by_work[w] for w in work.cites if w in by_work]
             if work.id in seen or work.id in by_work:
                 continue
@@ -215,8 +243,10 @@ class Ingest:
         return found
 
     def _close(self, follow: FollowView, day: date, now: datetime, state: str, message: str,
-               arrivals: Sequence[tuple[int, str]] = (), mark: datetime | None = None) -> int:
-        """Record the arrivals, move the mark and close the claim, in one transaction."""
+               arrivals: Sequence[tuple[int, str]] = (), mark: datetime | None = None,
+               fetched: Fetched | None = None) -> int:
+        """Record the arrivals, move the mark and close the claim, in one transaction. The
+        follow's status: ok, partial (works skipped: the message says which), or failed."""
         inserted = 0
         with self.db.session() as session:
             rows = [{"follow_id": follow.id, "paper_id": pid, "arrived_at": now, "reason": reason}
@@ -227,14 +257,18 @@ class Ingest:
                     .on_conflict_do_nothing(index_elements=["follow_id", "paper_id"])
                     .returning(FollowArrival.id))
                 inserted = len(result.all())
-            values = {"last_run_at": now, "last_status": "ok" if state == "done" else "failed",
+            status = "failed" if state != "done" else "partial" if fetched and fetched.skipped else "ok"
+            if status == "partial" and fetched:
+                message = fetched.skipped_line(inserted)
+            values = {"last_run_at": now, "last_status": status,
                       "last_message": (message or f"{inserted} new")[:MESSAGE_MAX]}
             if state == "done" and mark is not None:
                 values["fetched_through"] = mark
             session.execute(update(Follow).where(Follow.id == follow.id).values(**values))
+            error = message[:MESSAGE_MAX] if state != "done" else None
             session.execute(
                 update(FollowClaim).where(FollowClaim.follow_id == follow.id, FollowClaim.day == day)
-                .values(state=state, error=message[:MESSAGE_MAX] or None, updated_at=utcnow()))
+                .values(state=state, error=error or None, updated_at=utcnow()))
         return inserted
 
 

@@ -31,7 +31,7 @@ class Follow(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     fetched_through: Mapped[datetime | None]
     last_run_at: Mapped[datetime | None]
-    last_status: Mapped[str | None] = mapped_column(String(20))  # ok | failed
+    last_status: Mapped[str | None] = mapped_column(String(20))  # ok | partial (works skipped) | failed
     last_message: Mapped[str | None] = mapped_column(Text)
 
 

@@ -9,13 +9,18 @@ a sync that is asked to wait is postponed to a later tick instead).
 
 Every call is one request: no retries here. A refusal or a network failure is a
 `ZoteroError` carrying the status and what Zotero asked (Retry-After, Backoff), and the
-caller decides when to try again.
+caller decides when to try again. Backoff and Retry-After are read as seconds of at most
+WAIT_MOST whatever they say (a number of any length, a date in year 9999); what is not a
+wait is no wait. Bodies are read strictly (bot.corpus.fetch.json_answer) and carried as
+they are: bot.zotero.answers checks their shape.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import math
+import re
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -23,13 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from bot.corpus.fetch import retry_after_seconds, user_agent
+from bot.corpus.fetch import json_answer, retry_after_seconds, user_agent
 
 API_VERSION = "3"
 PAGE = 100  # items per read request: the API's largest `limit`
 WRITE_BATCH = 50  # objects per write request: the API's largest
 TIMEOUT = 20.0  # seconds, per connect and per read
 MAX_BYTES = 20_000_000
+WAIT_MOST = 86_400.0  # seconds: the longest Backoff or Retry-After a link is deferred by
 
 
 class ZoteroError(Exception):
@@ -45,10 +51,14 @@ class ZoteroError(Exception):
         self.body = body
 
 
+class ZoteroJunk(ZoteroError):
+    """An answer that came but cannot be used: not JSON, or not the shape it should have."""
+
+
 @dataclass
 class Answer:
     status: int
-    data: Any
+    data: object  # as parsed: bot.zotero.answers checks its shape
     headers: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -79,17 +89,16 @@ class ZoteroApi:
 
     # --- what a key and a group are ---------------------------------------------------
 
-    def key_info(self) -> dict[str, Any]:
+    def key_info(self) -> object:
         """GET /keys/current: whose key it is and what it may do (403: no such key)."""
-        return _object(self.request("GET", "/keys/current"), "GET /keys/current")
+        return self.request("GET", "/keys/current").data
 
-    def group(self, group_id: int) -> dict[str, Any]:
+    def group(self, group_id: int) -> object:
         """GET /groups/ID (404: no such group; 403: this key may not read it)."""
-        path = f"/groups/{group_id}"
-        return _object(self.request("GET", path), f"GET {path}")
+        return self.request("GET", f"/groups/{group_id}").data
 
-    def collections(self, group_id: int) -> list[dict[str, Any]]:
-        return [c for page in self._pages(f"/groups/{group_id}/collections", {}) for c in page.data]
+    def collections(self, group_id: int) -> list[object]:
+        return [c for page in self._pages(f"/groups/{group_id}/collections", {}) for c in _rows(page)]
 
     # --- items -----------------------------------------------------------------------
 
@@ -103,21 +112,19 @@ class ZoteroApi:
                   "direction": "asc"}
         return self.request("GET", f"{where}/items/top", params)
 
-    def all_items(self, group_id: int, collection: str | None) -> Iterator[dict[str, Any]]:
+    def all_items(self, group_id: int, collection: str | None) -> Iterator[object]:
         """Every top-level item of the collection (or the library), page by page."""
         where = f"/groups/{group_id}" + (f"/collections/{quote(collection)}" if collection else "")
         for page in self._pages(f"{where}/items/top", {"format": "json"}):
-            yield from page.data
+            yield from _rows(page)
 
-    def items_by_key(self, group_id: int, keys: list[str]) -> list[dict[str, Any]]:
+    def items_by_key(self, group_id: int, keys: list[str]) -> Answer:
         """The items among `keys` (at most 50) that exist."""
         params = {"format": "json", "itemKey": ",".join(keys), "includeTrashed": 1}
-        path = f"/groups/{group_id}/items"
-        return _objects(self.request("GET", path, params), f"GET {path}")
+        return self.request("GET", f"/groups/{group_id}/items", params)
 
-    def item(self, group_id: int, key: str) -> dict[str, Any]:
-        path = f"/groups/{group_id}/items/{quote(key)}"
-        return _object(self.request("GET", path), f"GET {path}")
+    def item(self, group_id: int, key: str) -> object:
+        return self.request("GET", f"/groups/{group_id}/items/{quote(key)}").data
 
     def create(self, group_id: int, objects: list[dict[str, Any]], token: str) -> Answer:
         """POST up to 50 new objects with a write token: Zotero answers 412 to a token it
@@ -136,9 +143,10 @@ class ZoteroApi:
         start = 0
         while True:
             page = self.request("GET", path, {**params, "start": start, "limit": PAGE})
+            rows = _rows(page, f"GET {path}")
             yield page
-            start += len(page.data)
-            if not page.data or (page.total is not None and start >= page.total):
+            start += len(rows)
+            if not rows or (page.total is not None and start >= page.total):
                 return
 
     def request(self, method: str, path: str, params: Mapping[str, Any] | None = None,
@@ -165,9 +173,9 @@ class ZoteroApi:
         if len(raw) > MAX_BYTES:
             raise ZoteroError(f"{method} {path}: the answer is larger than {MAX_BYTES:,} bytes")
         try:
-            parsed = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            raise ZoteroError(f"{method} {path}: the answer is not JSON", status) from None
+            parsed = json_answer(raw) if raw.strip() else None
+        except ValueError as problem:
+            raise ZoteroJunk(f"{method} {path}: the answer is {problem}", status) from None
         answer = Answer(status, parsed, answer_headers)
         self._slow_down(answer.backoff)
         return answer
@@ -175,20 +183,6 @@ class ZoteroApi:
     def _slow_down(self, seconds: float | None) -> None:
         if seconds is not None:
             self.backoff = max(self.backoff or 0.0, seconds)
-
-
-def _object(answer: Answer, request: str) -> dict[str, Any]:
-    """The answer's JSON object, as the API answers a read of one thing."""
-    if not isinstance(answer.data, dict):
-        raise ZoteroError(f"{request}: the answer is not a JSON object", answer.status)
-    return answer.data
-
-
-def _objects(answer: Answer, request: str) -> list[dict[str, Any]]:
-    """The answer's list of JSON objects, as the API answers a read of several."""
-    if not isinstance(answer.data, list) or not all(isinstance(o, dict) for o in answer.data):
-        raise ZoteroError(f"{request}: the answer is not a list of JSON objects", answer.status)
-    return answer.data
 
 
 def _refusal(method: str, path: str, refused: urllib.error.HTTPError) -> ZoteroError:
@@ -200,12 +194,35 @@ def _refusal(method: str, path: str, refused: urllib.error.HTTPError) -> ZoteroE
     status = refused.code
     first_line = text.splitlines()[0] if text else refused.reason
     return ZoteroError(f"{method} {path}: HTTP {status} {first_line}".rstrip(), status,
-                       retry_after_seconds(headers), _seconds(headers.get("Backoff") if headers else None), text)
+                       wait_seconds(retry_after_seconds(headers)),
+                       _seconds(headers.get("Backoff") if headers else None), text)
+
+
+def _rows(page: Answer, request: str = "") -> list[object]:
+    """A page's list (what paging counts); ZoteroJunk when the answer is not one."""
+    if not isinstance(page.data, list):
+        raise ZoteroJunk(f"{request or 'a page'}: the answer is not a list", page.status)
+    return page.data
+
+
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_SECONDS = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def wait_seconds(seconds: float | None) -> float | None:
+    """A wait Zotero asked for, as at most WAIT_MOST seconds; None for no wait (none, or
+    not a positive finite number)."""
+    if seconds is None or math.isnan(seconds) or seconds <= 0:
+        return None
+    return min(seconds, WAIT_MOST)
 
 
 def _number(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.strip().isdigit() else None
+    text = (raw or "").strip()
+    return int(text) if _DIGITS.fullmatch(text) else None
 
 
 def _seconds(raw: str | None) -> float | None:
-    return float(raw) if raw and raw.strip().isdigit() else None
+    """Backoff: whole or decimal seconds in ASCII digits, of any length (clamped)."""
+    text = (raw or "").strip()
+    return wait_seconds(float(text)) if _SECONDS.fullmatch(text) else None

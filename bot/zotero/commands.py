@@ -14,7 +14,6 @@ import logging
 import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import shown_at
@@ -22,7 +21,8 @@ from bot.corpus.feeds import FeedSource
 from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, first_word_in, number, require_manager
 from bot.messages import Deliver, Incoming, Reply, counted
-from bot.zotero.api import ZoteroApi, ZoteroError
+from bot.zotero import answers
+from bot.zotero.api import ZoteroApi, ZoteroError, ZoteroJunk
 from bot.zotero.imports import ZoteroFeed
 from bot.zotero.links import LinkStatus, ZoteroLinks
 from bot.zotero.settings import ZoteroSettings
@@ -201,9 +201,10 @@ def _progress(status: LinkStatus, zone: str) -> list[str]:
     return lines
 
 
-def _key_access(api: ZoteroApi) -> dict[str, Any]:
+def _key_access(api: ZoteroApi) -> dict[str, bool]:
+    """The groups the key may write to (bot.zotero.answers.write_access)."""
     try:
-        return api.key_info().get("access") or {}
+        return answers.write_access(api.key_info())
     except ZoteroError as problem:
         if problem.status in (401, 403, 404):
             raise Refused(f"Zotero does not accept that API key (HTTP {problem.status}): check it at "
@@ -211,10 +212,8 @@ def _key_access(api: ZoteroApi) -> dict[str, Any]:
         raise Refused(_unreachable(problem)) from None
 
 
-def _may_write(access: dict[str, Any], group_id: int, name: str) -> None:
-    groups = access.get("groups") or {}
-    rights = groups.get(str(group_id)) or groups.get("all") or {}
-    if not rights.get("write"):
+def _may_write(access: dict[str, bool], group_id: int, name: str) -> None:
+    if not access.get(str(group_id), access.get("all", False)):
         raise Refused(f"That key may not write to group {name}: give it write access to the group at "
                       f"zotero.org/settings/keys. {NOTHING_STORED}")
 
@@ -224,7 +223,7 @@ def _group(api: ZoteroApi, group_id: int) -> str:
     key to be allowed to write there."""
     access = _key_access(api)
     try:
-        group = api.group(group_id)
+        name = answers.group_name(api.group(group_id), group_id)
     except ZoteroError as problem:
         if problem.status == 404:
             raise Refused(f"Zotero has no group {group_id}: the number is in the group's address, "
@@ -232,7 +231,6 @@ def _group(api: ZoteroApi, group_id: int) -> str:
         if problem.status in (401, 403):
             raise Refused(f"The key may not open group {group_id}. {NOTHING_STORED}") from None
         raise Refused(_unreachable(problem)) from None
-    name = str((group.get("data") or {}).get("name") or group_id)
     _may_write(access, group_id, name)
     return name
 
@@ -240,7 +238,7 @@ def _group(api: ZoteroApi, group_id: int) -> str:
 def _collection(api: ZoteroApi, group_id: int, group: str, asked: str) -> tuple[str, str]:
     """(key, name) of the collection named or keyed `asked`."""
     try:
-        collections = [(c["key"], c["data"]["name"]) for c in api.collections(group_id)]
+        collections = answers.collections(api.collections(group_id))
     except ZoteroError as problem:
         raise Refused(_unreachable(problem)) from None
     wanted = asked.strip().strip('"')
@@ -254,5 +252,7 @@ def _collection(api: ZoteroApi, group_id: int, group: str, asked: str) -> tuple[
 
 
 def _unreachable(problem: ZoteroError) -> str:
+    if isinstance(problem, ZoteroJunk):
+        return f"Zotero answered something paperclub cannot read ({problem}). {NOTHING_STORED} Try again in a while."
     return f"Could not check with Zotero ({problem}). {NOTHING_STORED} Try again in a while."
 

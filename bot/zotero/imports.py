@@ -5,14 +5,20 @@ operator's, PAPERCLUB_ZOTERO_API_KEY."""
 
 from __future__ import annotations
 
+import logging
 import re
 
+from bot.corpus import identifiers
 from bot.corpus.fetch import FeedError
 from bot.corpus.importing import ImportSummary
 from bot.corpus.library import Library
+from bot.corpus.records import CorpusFormatError, PaperRecord, check_record
+from bot.zotero import answers
 from bot.zotero.api import ZoteroApi, ZoteroError
 from bot.zotero.items import record_of
 from bot.zotero.sync import ZoteroConfig
+
+log = logging.getLogger(__name__)
 
 PREFIX = "zotero:"
 _REFERENCE = re.compile(r"zotero:(\d{1,15})(?:/(.+))?", re.I | re.S)
@@ -45,15 +51,39 @@ def import_collection(library: Library, config: ZoteroConfig, text: str, collect
             raise ZoteroImportProblem(f"Zotero refused PAPERCLUB_ZOTERO_API_KEY for group {group_id} "
                                       f"(HTTP {problem.status})") from None
         raise ZoteroImportProblem(str(problem)) from None
-    records = [r for line, item in enumerate(items, 1) if (r := record_of(item, group_id, line))]
     source = f"zotero:{group_id}" + (f"/{key}" if key else "")
+    records, skipped = _records(items, group_id, source)
     # A collection name searches can name (`in:zotero-4242-reading-group`): no spaces.
     default = "-".join(["zotero", str(group_id), *re.findall(r"\w+", (name or "").lower())])
-    return library.import_records(records, collection=collection or default, source=source, fmt="zotero", path=text)
+    summary = library.import_records(records, collection=collection or default, source=source, fmt="zotero",
+                                     path=text)
+    summary.warnings += [f"{source}: skipped item {which}: {why}" for which, why in skipped]
+    return summary
+
+
+def _records(rows: list[object], group_id: int, source: str) -> tuple[list[PaperRecord], list[tuple[str, str]]]:
+    """The items as records the library can store; those skipped as (item, why), each
+    logged once: one odd item costs that item, not the import."""
+    items, skipped = answers.items(rows, source)
+    records = []
+    for line, item in enumerate(items, 1):
+        record = record_of(item, group_id, line)
+        if record is None:
+            continue
+        record.external_ids = identifiers.normalise_ids(record.external_ids)
+        try:
+            check_record(record, source)
+        except CorpusFormatError as problem:
+            skipped.append((item["key"], problem.message))
+            continue
+        records.append(record)
+    for which, why in skipped:
+        log.warning("%s: skipped item %s: %s", source, which, why)
+    return records, skipped
 
 
 def _collection(api: ZoteroApi, group_id: int, asked: str) -> tuple[str, str]:
-    collections = [(c["key"], c["data"]["name"]) for c in api.collections(group_id)]
+    collections = answers.collections(api.collections(group_id))
     for match in ([c for c in collections if c[0] == asked], [c for c in collections if c[1].casefold() ==
                                                                asked.casefold()]):
         if match:

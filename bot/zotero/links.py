@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 
+from bot.zotero.api import WAIT_MOST
 from bot.zotero.models import ZoteroItem, ZoteroLink
 from store import Database
 from store.database import as_utc, dml_result
@@ -115,7 +116,9 @@ class ZoteroLinks:
                wait: timedelta | None = None, refused: bool = False) -> None:
         """Release the lease and record how the sync went: `error` a failure (retried
         with a growing delay, or after `wait` when Zotero named one); `wait` alone: Zotero
-        asked us to slow down (Backoff), not a failure."""
+        asked us to slow down (Backoff), not a failure. A wait is at most WAIT_MOST, so the
+        time stored is always one a datetime can hold."""
+        wait = min(wait, timedelta(seconds=WAIT_MOST)) if wait else None
         with self.db.session() as session:
             link = session.scalar(select(ZoteroLink).where(ZoteroLink.id == link_id,
                                                            ZoteroLink.lease_owner == owner))

@@ -20,6 +20,12 @@ One sync of a link, under its lease (bot/zotero/links.py):
    (someone edited the item) reads it again and retries.
 A Backoff header stops the sync after the answer it came with, until it has passed; a 429
 or 503 with Retry-After postpones the next sync by that much and counts as a failure.
+Either is at most a day (bot.zotero.api.WAIT_MOST): the link is deferred to a stored time
+(`retry_at`), never slept on, and released whatever the header said.
+
+Every answer is checked by bot.zotero.answers before use: one item of the collection that
+cannot be read is skipped (logged once, with the link's group and the item's key), the
+rest are used; an answer that cannot be used at all fails the sync, saying why.
 """
 
 from __future__ import annotations
@@ -37,7 +43,8 @@ from sqlalchemy.orm import Session
 from bot.corpus.identifiers import ARXIV, DOI
 from bot.corpus.records import ID_MAX
 from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
-from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroError
+from bot.zotero import answers
+from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroError, wait_seconds
 from bot.zotero.items import (
     READ_TAG,
     TAG_PREFIX,
@@ -134,12 +141,12 @@ class ZoteroSync:
             api = self.config.api(self.key_of(link))
             self.sync(link, api, counts)
         except Postponed as postponed:
-            wait = timedelta(seconds=postponed.seconds)
+            wait = _wait(postponed.seconds)
         except KeyUnusable as problem:
             error, refused = str(problem), True
         except ZoteroError as problem:
             error, refused = describe(problem, link), problem.status in (401, 403, 404)
-            wait = timedelta(seconds=problem.retry_after or problem.backoff or 0)
+            wait = _wait(problem.retry_after or problem.backoff)
         except Exception:  # a bug syncing one link must not stop the others or hold its lease
             log.exception("zotero sync of group %s failed", link.group_id)
             error = "paperclub met an error of its own (the operator's log has it)"
@@ -178,9 +185,13 @@ class ZoteroSync:
         start = link.read_start
         for _ in range(READ_PAGES_PER_SYNC):
             page = api.items_page(_group(link), link.collection_key, link.read_version, start)
-            self._remember(link.id, page.data)
-            start += len(page.data)
-            finished = len(page.data) < PAGE or (page.total is not None and start >= page.total)
+            items, skipped = answers.items(page.data, f"GET the items of group {link.group_id}")
+            for which, why in skipped:  # read once: `since` moves past it with the page
+                log.warning("zotero link %d (group %s): skipped item %s: %s", link.id, link.group_id, which, why)
+            self._remember(link.id, items)
+            count = len(items) + len(skipped)
+            start += count
+            finished = count < PAGE or (page.total is not None and start >= page.total)
             with self.db.session() as session:
                 # Unlinked meanwhile: NoResultFound ends this sync (an error of its own, logged).
                 row = session.get_one(ZoteroLink, link.id)
@@ -196,17 +207,16 @@ class ZoteroSync:
         link.read_start = start
         return False
 
-    def _remember(self, link_id: int, items: list[dict[str, Any]]) -> None:
-        """Each item read: its version, and the ids it names (for matching papers to it)."""
+    def _remember(self, link_id: int, items: list[answers.Item]) -> None:
+        """Each item read (checked: bot.zotero.answers): its version, and the ids it names
+        (for matching papers to it)."""
         if not items:
             return
         with self.db.session() as session:
             known = {row.item_key: row for row in session.scalars(select(ZoteroItem).where(
-                ZoteroItem.link_id == link_id, ZoteroItem.item_key.in_([str(i.get("key")) for i in items])))}
+                ZoteroItem.link_id == link_id, ZoteroItem.item_key.in_([i["key"] for i in items])))}
             for item in items:
-                if len(item.get("key") or "") != 8:  # not an object key Zotero makes
-                    continue
-                ids = {scheme: value for scheme, value in item_ids(item.get("data") or {}).items()
+                ids = {scheme: value for scheme, value in item_ids(item["data"]).items()
                        if len(value) <= ID_MAX}  # a longer "DOI" is nobody's: it matches no paper
                 row = known.get(item["key"])
                 if row is None:
@@ -258,15 +268,13 @@ class ZoteroSync:
             if problem.status != 412:
                 raise
             # The token was accepted before (its answer was lost): read back what it made.
-            found = {i["key"]: i for i in api.items_by_key(_group(link), [r.item_key for r in rows])}
+            back, _skipped = answers.items(api.items_by_key(_group(link), [r.item_key for r in rows]).data,
+                                           "GET the items just written")
+            found = {i["key"]: i for i in back}
             self._settle(rows, {key: (item.get("version"), None) for key, item in found.items()},
                          "Zotero did not keep it (an earlier try)", counts)
             return
-        outcome: dict[str, tuple[int | None, str | None]] = {}
-        for made in (answer.data or {}).get("successful", {}).values():
-            outcome[made["key"]] = (made.get("version"), None)
-        for index, refused in (answer.data or {}).get("failed", {}).items():
-            outcome[payload[int(index)]["key"]] = (None, f"{refused.get('code')} {refused.get('message')}")
+        outcome = answers.written(answer.data, [p["key"] for p in payload])
         self._settle(rows, outcome, "Zotero did not answer for it", counts)
 
     def _payload(self, link: ZoteroLink, token: str) -> tuple[list[dict[str, Any]], list[Written]]:
@@ -343,7 +351,7 @@ class ZoteroSync:
     def _patch_tags(self, link: ZoteroLink, api: ZoteroApi, row: ZoteroItem, tags: list[str]) -> int | None:
         """Replace the tags paperclub wrote before with `tags`, keeping everyone else's."""
         for attempt in range(1, PATCH_TRIES + 1):
-            item = api.item(_group(link), row.item_key)
+            item = answers.one_item(api.item(_group(link), row.item_key), f"GET item {row.item_key}")
             current = [t["tag"] for t in item["data"].get("tags", [])]
             kept = [t for t in current if t not in row.tags]
             new = kept + [t for t in tags if t not in kept]
@@ -355,6 +363,12 @@ class ZoteroSync:
                     raise
                 log.info("zotero item %s changed while we tagged it; reading it again", row.item_key)
         return None
+
+
+def _wait(seconds: float | None) -> timedelta | None:
+    """A wait Zotero asked for as a delay a link can be deferred by (at most WAIT_MOST)."""
+    clamped = wait_seconds(seconds)
+    return timedelta(seconds=clamped) if clamped else None
 
 
 def _group(link: ZoteroLink) -> int:

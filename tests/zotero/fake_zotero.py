@@ -5,7 +5,9 @@ versions (`Last-Modified-Version`, `since=`), paging (`start`, `limit`, `Total-R
 multi-object writes (POST, up to 50, answered with successful/success/unchanged/failed
 by index), write tokens (a token already accepted: 412, and nothing is written), PATCH
 with `If-Unmodified-Since-Version` (412 when the item changed since), and on demand 429
-or 503 with Retry-After, a Backoff header, or an answer lost after the write was done.
+or 503 with Retry-After, a Backoff header (any text), an answer lost after the write was
+done, a body of junk in place of the next answer, or items answered spoilt (`spoilt`: the
+item as it is listed, whatever the library holds).
 
 Item fields are checked against the item types' fields, as the real API refuses a
 field its type does not have (400 in `failed`)."""
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -55,7 +58,9 @@ class FakeZotero:
         # (method, path?query, headers by lower-case name: urllib sends "Zotero-api-key")
         self.requests: list[tuple[str, str, dict[str, str]]] = []
         self.planned: list[tuple[int, dict[str, str]]] = []  # refusals for the next requests
-        self.backoff: int | None = None  # a Backoff header on the next answer
+        self.backoff: int | str | None = None  # a Backoff header on the next answer
+        self.junk_next: bytes | None = None  # the next answer's body, as given (200, application/json)
+        self.spoilt: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}  # key -> the item as answered
         self.lose_next_write = False  # do the next POST, then close without answering
         self.change_before_patch: str | None = None  # a member edits this item as our PATCH arrives
         self.lock = threading.Lock()
@@ -149,6 +154,9 @@ def _handler(fake: FakeZotero):
                 if fake.planned:
                     status, headers = fake.planned.pop(0)
                     return self._send(status, f"planned {status}", headers)
+                if fake.junk_next is not None:
+                    junk, fake.junk_next = fake.junk_next, None
+                    return self._send(200, junk, {})
                 try:
                     answer = _route(fake, method, self.path, self.headers, body)
                 except _Refusal as refusal:
@@ -161,7 +169,10 @@ def _handler(fake: FakeZotero):
             self._send(status, data, headers)
 
         def _send(self, status: int, data: Any, headers: dict[str, str]) -> None:
-            raw = b"" if data is None else (data.encode() if isinstance(data, str) else json.dumps(data).encode())
+            if isinstance(data, bytes):
+                raw = data
+            else:
+                raw = b"" if data is None else (data.encode() if isinstance(data, str) else json.dumps(data).encode())
             self.send_response(status)
             kind = "text/plain" if isinstance(data, str) else "application/json"
             self.send_header("Content-Type", kind)
@@ -206,7 +217,7 @@ def _route(fake: FakeZotero, method: str, target: str, headers, body: bytes):
     rest = path[2:]
     version = {"Last-Modified-Version": str(group.version)}
     if method == "GET":
-        return _read(group, rest, query, version)
+        return _read(fake, group, rest, query, version)
     if not key["groups"][group.id]:
         raise _Refusal(403, "Write access denied")
     if method == "POST" and rest == ["items"]:
@@ -216,7 +227,7 @@ def _route(fake: FakeZotero, method: str, target: str, headers, body: bytes):
     raise _Refusal(405, "Method not allowed")
 
 
-def _read(group: Group, rest: list[str], query: dict[str, str], version: dict[str, str]):
+def _read(fake: FakeZotero, group: Group, rest: list[str], query: dict[str, str], version: dict[str, str]):
     if not rest:
         return 200, {"id": group.id, "version": group.version, "data": {"id": group.id, "name": group.name}}, version
     if rest == ["collections"]:
@@ -239,6 +250,7 @@ def _read(group: Group, rest: list[str], query: dict[str, str], version: dict[st
                  and (collection is None or collection in o["data"].get("collections", []))]
         if query.get("sort") != "dateAdded":  # else: the order they were added in
             found.sort(key=lambda o: (o["version"], o["key"]))
+        found = [spoilt(o) if (spoilt := fake.spoilt.get(o["key"])) else o for o in found]
         return _paged(found, query, version)
     if len(rest) == 2 and rest[0] == "items":
         item = group.items.get(rest[1])

@@ -1,0 +1,213 @@
+"""Zotero's answers, checked by shape before anything uses them: the one place that reads
+the Web API's JSON (bot.zotero.api only carries it).
+
+An item is checked field by field: its key (an object key Zotero makes), its version (a
+whole number), and the data fields paperclub reads (strings of bounded size; tags and
+creators as lists of objects). One that fails is skipped with why, and the rest of the
+page is used: one odd item in a group's collection costs that item, not the channel's
+sync. An answer wrong as a whole (not a list of items, a key whose access is not an
+object) is a `ZoteroJunk` saying what was wrong.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from bot.zotero.api import ZoteroJunk
+
+TEXT_MAX = 10_000  # characters of a field paperclub reads (a title, a DOI, `extra`, a URL)
+ABSTRACT_MAX = 100_000
+# The item fields paperclub reads (bot/zotero/items.py), each a string when given.
+TEXT_FIELDS = ("itemType", "title", "DOI", "archiveID", "extra", "url", "date", "publicationTitle",
+               "proceedingsTitle", "conferenceName", "repository", "parentItem")
+_KEY = re.compile(r"[0-9A-Z]{8}")  # Zotero makes keys of 8 of these (bot.zotero.items.KEY_ALPHABET)
+
+Item = dict[str, Any]  # an item as Zotero answers it, once checked: {key, version, data, ...}
+
+
+class Junk(ValueError):
+    """A field of the wrong type or size; str() names the field and says what it was."""
+
+
+# --- items ----------------------------------------------------------------------------------
+
+
+def items(data: object, request: str) -> tuple[list[Item], list[tuple[str, str]]]:
+    """The answer's items that can be used, and those skipped as (which, why)."""
+    if not isinstance(data, list):
+        raise ZoteroJunk(f"{request}: the answer is {_kind(data)}, not a list of items")
+    found: list[Item] = []
+    skipped: list[tuple[str, str]] = []
+    for place, obj in enumerate(data, 1):
+        try:
+            found.append(item(obj))
+        except Junk as problem:
+            skipped.append((_which(obj, place), str(problem)))
+    return found, skipped
+
+
+def item(obj: object) -> Item:
+    """One item, checked; Junk saying which field is wrong otherwise."""
+    if not isinstance(obj, dict):
+        raise Junk(f"the item is {_kind(obj)}, not an object")
+    key = obj.get("key")
+    if not isinstance(key, str):
+        raise Junk(f"key is {_kind(key)}, not a string")
+    if not _KEY.fullmatch(key):
+        raise Junk(f"key {key[:20]!r} is not a Zotero object key")
+    _whole(obj, "version")
+    data = obj.get("data")
+    if not isinstance(data, dict):
+        raise Junk(f"data is {_kind(data)}, not an object")
+    for name in TEXT_FIELDS:
+        _text(data, name, TEXT_MAX)
+    _text(data, "abstractNote", ABSTRACT_MAX)
+    for tag in _list(data, "tags"):
+        if not isinstance(tag, dict):
+            raise Junk(f"tags holds {_kind(tag)}, not an object")
+        if _text(tag, "tag", TEXT_MAX, "tags.") is None:
+            raise Junk("tags holds a tag without its text")
+    for person in _list(data, "creators"):
+        if not isinstance(person, dict):
+            raise Junk(f"creators holds {_kind(person)}, not an object")
+        for name in ("name", "firstName", "lastName"):
+            _text(person, name, TEXT_MAX, "creators.")
+    for collection in _list(data, "collections"):
+        if not isinstance(collection, str):
+            raise Junk(f"collections holds {_kind(collection)}, not a string")
+    return obj
+
+
+def one_item(obj: object, request: str) -> Item:
+    """An item read by its key, with its version (a change sends it back): ZoteroJunk if
+    it cannot be used."""
+    try:
+        found = item(obj)
+    except Junk as problem:
+        raise ZoteroJunk(f"{request}: {problem}") from None
+    if found.get("version") is None:
+        raise ZoteroJunk(f"{request}: the item has no version")
+    return found
+
+
+def written(data: object, keys: list[str]) -> dict[str, tuple[int | None, str | None]]:
+    """What a write's answer says of each object sent (`keys`, in the order sent): its
+    new version, or why Zotero refused it. Objects it says nothing readable of are left
+    out (the caller records them as unanswered)."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ZoteroJunk(f"the answer to a write is {_kind(data)}, not an object")
+    outcome: dict[str, tuple[int | None, str | None]] = {}
+    successful = data.get("successful")
+    for made in successful.values() if isinstance(successful, dict) else ():
+        if isinstance(made, dict) and isinstance(made.get("key"), str) and made["key"] in keys:
+            version = made.get("version")
+            outcome[made["key"]] = (version if _is_whole(version) else None, None)
+    failed = data.get("failed")
+    for index, refused in failed.items() if isinstance(failed, dict) else ():
+        if index.isascii() and index.isdigit() and int(index) < len(keys) and isinstance(refused, dict):
+            code, message = refused.get("code"), refused.get("message")
+            outcome[keys[int(index)]] = (None, f"{str(code)[:20]} {str(message)[:500]}")
+    return outcome
+
+
+# --- keys, groups, collections --------------------------------------------------------------
+
+
+def write_access(info: object) -> dict[str, bool]:
+    """From GET /keys/current: the groups the key may write to, by id ("all": every group)."""
+    if not isinstance(info, dict):
+        raise ZoteroJunk(f"GET /keys/current: the answer is {_kind(info)}, not an object")
+    access = info.get("access")
+    if access is None:
+        return {}
+    if not isinstance(access, dict):
+        raise ZoteroJunk(f"GET /keys/current: access is {_kind(access)}, not an object")
+    groups = access.get("groups")
+    if groups is None:
+        return {}
+    if not isinstance(groups, dict):
+        raise ZoteroJunk(f"GET /keys/current: access.groups is {_kind(groups)}, not an object")
+    return {str(group): isinstance(rights, dict) and rights.get("write") is True for group, rights in groups.items()}
+
+
+def group_name(obj: object, group_id: int) -> str:
+    """A group's name from GET /groups/ID (its number when it has none)."""
+    data = obj.get("data") if isinstance(obj, dict) else None
+    if not isinstance(data, dict):
+        raise ZoteroJunk(f"GET /groups/{group_id}: the answer has no data object")
+    try:
+        name = _text(data, "name", 300)
+    except Junk as problem:
+        raise ZoteroJunk(f"GET /groups/{group_id}: {problem}") from None
+    return name or str(group_id)
+
+
+def collections(rows: list[object]) -> list[tuple[str, str]]:
+    """(key, name) of each collection; one that cannot be read is left out."""
+    found = []
+    for row in rows:
+        data = row.get("data") if isinstance(row, dict) else None
+        key, name = (row.get("key"), data.get("name")) if isinstance(row, dict) and isinstance(data, dict) \
+            else (None, None)
+        if isinstance(key, str) and _KEY.fullmatch(key) and isinstance(name, str) and len(name) <= TEXT_MAX:
+            found.append((key, name))
+    return found
+
+
+# --- fields ---------------------------------------------------------------------------------
+
+
+def _which(obj: object, place: int) -> str:
+    key = obj.get("key") if isinstance(obj, dict) else None
+    if isinstance(key, (str, int)) and not isinstance(key, bool) and len(str(key)) <= 20:
+        return str(key)
+    return f"number {place} of the page"
+
+
+def _text(row: dict[str, Any], name: str, limit: int, where: str = "") -> str | None:
+    value = row.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise Junk(f"{where}{name} is {_kind(value)}, not a string")
+    if len(value) > limit:
+        raise Junk(f"{where}{name} is {len(value):,} characters long, at most {limit:,} are read")
+    return value
+
+
+def _whole(row: dict[str, Any], name: str) -> int | None:
+    value = row.get(name)
+    if value is not None and not _is_whole(value):
+        raise Junk(f"{name} is {_kind(value)}, not a whole number")
+    return value
+
+
+def _list(row: dict[str, Any], name: str) -> list[Any]:
+    value = row.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise Junk(f"{name} is {_kind(value)}, not a list")
+    return value
+
+
+def _is_whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "not a finite number" if isinstance(value, float) and not math.isfinite(value) else "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
