@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterable, Iterator
 
 import rispy
-from bibtexparser.middlewares.names import parse_single_name_into_parts
 
 from bot.cards.latex import readable
 from bot.memory.kinds import publication_kind
+from bot.memory.names import split_name
 from bot.memory.record import Entry, posted_note
 from bot.messages import ChannelRef
 
@@ -96,7 +96,7 @@ def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict[str, object]:
         "id": f"paperclub-{paper.id}",
         "type": CSL_TYPES[kind],
         "title": _line(entry.title),
-        "author": [_csl_name(a) for a in paper.authors if a.strip()],
+        "author": [_csl_name(name) for name in map(_text, paper.authors) if name],
         "issued": {"date-parts": [[paper.year]]} if paper.year else None,
         "container-title": _text(paper.venue or "") if kind != "preprint" else "",
         "DOI": ids.get("doi", ""),
@@ -109,19 +109,17 @@ def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict[str, object]:
     return {key: value for key, value in item.items() if value}
 
 
-def _csl_name(author: str) -> dict[str, str]:
-    """"Alan M. Turing" -> family Turing, given Alan M. (BibTeX's name rules, so
-    "Ludwig van Beethoven" and "Turing, Alan" split as a reference manager expects);
-    a single word is a literal name."""
-    parts = parse_single_name_into_parts(_text(author))
-    family = " ".join(parts.von + parts.last)
-    given = " ".join(parts.first)
-    if not given:
-        return {"literal": family or _text(author)}
-    name = {"family": family, "given": given}
-    if parts.jr:
-        name["suffix"] = " ".join(parts.jr)
-    return name
+def _csl_name(text: str) -> dict[str, str]:
+    """"Alan M. Turing" -> family Turing, given Alan M. (bot.memory.names: "Ludwig van
+    Beethoven" and "Turing, Alan" split as a reference manager expects); a name those rules
+    do not fit ("Anonymous", "Mallory }") is a literal name, written as it reads."""
+    name = split_name(text)
+    if name is None:
+        return {"literal": text}
+    split = {"family": name.family, "given": name.given}
+    if name.suffix:
+        split["suffix"] = name.suffix
+    return split
 
 
 def _arxiv_note(arxiv: str | None) -> str:
