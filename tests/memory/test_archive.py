@@ -234,7 +234,9 @@ def test_an_author_name_no_bibtex_parser_splits_is_in_every_download_and_never_a
     library = bibtexparser.parse_string(downloads[".bib"])
     assert not library.failed_blocks and len(library.entries) == 3
     mallory = next(e for e in library.entries if e.fields_dict["title"].value == MALLORY_TITLE)
+    assert mallory.fields_dict["author"].value == "Mallory and Ada Lovelace"
     assert mallory.fields_dict["journal"].value == "Journal of Unbalanced Results"
+    assert "an unmatched brace, a and a in a note" in mallory.fields_dict["annote"].value
     records = {r["title"]: r for r in rispy.loads(downloads[".ris"])}
     assert records[MALLORY_TITLE]["authors"] == ["Mallory }", "Ada Lovelace"]
     assert any(MALLORY_NOTE in note for note in records[MALLORY_TITLE]["notes"])

@@ -134,3 +134,25 @@ def test_the_entry_type_follows_the_venue(tmp_path, venue, kind):
     written = _export(_library(tmp_path, "v", [{"title": "A Paper", "authors": ["A B"], "venue": venue}]))
     (entry,) = bibtexparser.parse_string(written).entries
     assert entry.entry_type == kind
+
+
+def test_odd_names_and_latex_specials_stay_one_person_each_and_text(tmp_path):
+    """Issue 45: BibTeX reads "and" in a name as a second person, a third comma or an
+    unbalanced brace as an error, a bare ~ as a space and ^ as math. Names the rules do not
+    fit go in braces, braces are dropped, specials escaped; `paperclub import` reads it all back."""
+    odd = {"title": "~1 dB at 2^10 Hz: R&D, {Braces} and 100% More", "venue": "Journal of {Unbalanced Results",
+           "authors": ["Tom and Jerry", "Mallory }", "Turing, Alan", "others", "a, b, c, d", "Ann 50% Lee"]}
+    written = _export(_library(tmp_path, "odd", [odd]))
+    (entry,) = bibtexparser.parse_string(written).entries
+    assert entry.fields_dict["title"].value == (
+        r"\textasciitilde{}1 dB at 2\textasciicircum{}10 Hz: R\&D, Braces and 100\% More")
+    assert entry.fields_dict["author"].value == (
+        r"{Tom and Jerry} and Mallory and Turing, Alan and {others} and {a, b, c, d} and Ann 50{\%} Lee")
+    assert entry.fields_dict["journal"].value == "Journal of Unbalanced Results"
+    exported = tmp_path / "odd.bib"
+    exported.write_text(written, encoding="utf-8")
+    again = _library(tmp_path, "again")
+    again.import_file(exported, "odd")
+    (paper,) = again.iter_papers()
+    assert paper.title == "~1 dB at 2^10 Hz: R&D, Braces and 100% More"
+    assert paper.authors == ["Tom and Jerry", "Mallory", "Alan Turing", "others", "a, b, c, d", "Ann 50% Lee"]
