@@ -33,6 +33,9 @@ BIBTEX_TYPES = {"conference": ("inproceedings", "booktitle"), "journal": ("artic
 # "~1 dB" stays text (a bare ~ is a space to LaTeX, a bare ^ an error outside math).
 _LATEX_SPECIAL = re.compile(r"[&%$#_~^]")
 _COMMANDS = {"~": r"\textasciitilde", "^": r"\textasciicircum"}  # the others take a backslash
+# An @ first on a line: bibtexparser starts a new entry there ("@x(" in a note pasted from
+# a .bib file), even inside a value.
+_LINE_START_AT = re.compile(r"^(\s*)@", re.M)
 # A word BibTeX reads in an author field: "and" between two names, "others" for et al.
 _NAME_WORD = re.compile(r"(?:^|\s)(?:and|others)(?:\s|$)", re.I)
 
@@ -120,9 +123,9 @@ def _fields(entry: Entry, channel: ChannelRef | None) -> list[Field]:
         "note": posted_note(entry, channel),
         "annote": "\n\n".join(f"@{n.user}, {n.day:%Y-%m-%d}: {n.text}" for n in entry.notes),
     }
-    raw = ("url", "doi", "eprint", "primaryclass")  # identifiers are copied as they are
+    raw = ("url", "doi", "eprint", "primaryclass")  # identifiers are copied as they are, on one line
     # bibtexparser's writer encloses each value in braces itself.
-    return [Field(name, v if name == "author" else _braced(v) if name in raw else _text(v))
+    return [Field(name, v if name == "author" else " ".join(_braced(v).split()) if name in raw else _text(v))
             for name, v in values.items() if name and v]
 
 
@@ -146,19 +149,20 @@ def _braced(value: str) -> str:
 
 def _text(value: str, in_name: bool = False) -> str:
     """A value as BibTeX text: braces and backslashes dropped (nothing can close the value
-    early or start a command), spaces collapsed unless it has paragraphs (notes), LaTeX's
-    special characters escaped: "\\%", "\\textasciitilde{}". In a name each escape is a
-    group of its own, "{\\%}", as BibTeX's name splitters read a word: bibtexparser's skips
-    the character after a backslash, so "x \\% and y" would be one person, "x"."""
+    early or start a command), spaces collapsed unless it has paragraphs (notes; a line
+    that starts with @ has it in braces, "{@}"), LaTeX's special characters escaped: "\\%",
+    "\\textasciitilde{}". In a name each escape is a group of its own, "{\\%}", as BibTeX's
+    name splitters read a word: bibtexparser's skips the character after a backslash, so
+    "x \\% and y" would be one person, "x"."""
     value = _braced(value)
-    if "\n" not in value:
+    if "\n" not in value or in_name:
         value = " ".join(value.split())
 
     def escaped(special: re.Match[str]) -> str:
         command = _COMMANDS.get(special[0], "\\" + special[0])
         return "{" + command + "}" if in_name else command + ("{}" if special[0] in _COMMANDS else "")
 
-    return _LATEX_SPECIAL.sub(escaped, value)
+    return _LINE_START_AT.sub(r"\1{@}", _LATEX_SPECIAL.sub(escaped, value))
 
 
 def _key(entry: Entry, taken: set[str]) -> str:
