@@ -46,16 +46,17 @@ def _ris_record(entry: Entry, channel: ChannelRef | None) -> dict[str, str | lis
     record: dict[str, str | list[str]] = {
         "type_of_reference": RIS_TYPES[kind],
         "title": _line(entry.title),
-        "authors": [_text(a) for a in paper.authors],
+        "authors": [name for name in map(_text, paper.authors) if name],
         "year": str(paper.year) if paper.year else "",
         # T2 is the journal of an article and the proceedings of a conference paper.
         "secondary_title": _text(paper.venue or "") if kind != "preprint" else "",
-        "doi": ids.get("doi", ""),
-        "urls": [entry.url] if entry.url else [],
+        "doi": _line(ids.get("doi", "")),  # identifiers on one line too: a line break ends the field
+        # A reader splits UR at ";" (several links in one line): a link's own is percent-encoded.
+        "urls": [_line(entry.url).replace(";", "%3B")] if entry.url else [],
         "abstract": _text(paper.abstract),
         "publisher": "arXiv" if kind == "preprint" and ids.get("arxiv") else "",
-        "number": ids.get("arxiv", "") if kind == "preprint" else "",
-        "keywords": [_text(t) for t in paper.tags if t.strip()],
+        "number": _line(ids.get("arxiv", "")) if kind == "preprint" else "",
+        "keywords": [tag for tag in map(_text, paper.tags) if tag],
         "notes": [_line(n) for n in notes],
     }
     return {key: value for key, value in record.items() if value}
