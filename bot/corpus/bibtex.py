@@ -36,7 +36,10 @@ _ACCENT = re.compile(
 _LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "aa": "å", "AA": "Å",
             "l": "ł", "L": "Ł", "i": "ı", "oe": "œ", "OE": "Œ"}
 _LETTER = re.compile(r"\\(ss|ae|AE|aa|AA|oe|OE|[oOlLi])(?![A-Za-z])\s*")
-_ESCAPED = re.compile(r"\\([&%$#_{}])")
+_ESCAPED = re.compile(r"\\([&%$#_{}~^])")
+# \textasciitilde{} and \textasciicircum{}, how paperclub's export writes ~ and ^: read as \~ and
+# \^ first, so that the ties (a bare ~ is a space) leave them, then as the characters.
+_SYMBOL = re.compile(r"\\textascii(tilde|circum)(?![A-Za-z])(?:\{\}|\s*)")
 
 
 def looks_like(text: str) -> bool:
@@ -124,9 +127,11 @@ def _record(entry: Entry, path: str) -> PaperRecord:
 
 
 def _decode_latex(text: str) -> str:
-    """Accents to letters, ~ to a space, braces dropped, escaped specials kept as text."""
+    """Accents to letters, ~ to a space, braces dropped, escaped specials and
+    \\textasciitilde{} kept as text."""
     text = _ACCENT.sub(lambda m: m.group(2) + _ACCENTS[m.group(1)], text)
     text = _LETTER.sub(lambda m: _LETTERS[m.group(1)], text)
+    text = _SYMBOL.sub(lambda m: "\\~" if m.group(1) == "tilde" else "\\^", text)
     text = _ESCAPED.sub(r"\1", re.sub(r"(?<!\\)~", " ", re.sub(r"(?<!\\)[{}]", "", text)))
     return unicodedata.normalize("NFC", text)
 
@@ -142,8 +147,9 @@ def _authors(field: str) -> list[str]:
             names.append(field[start : match.start()])
             start = match.end()
     names.append(field[start:])
-    names = [clean_space(_decode_latex(name)) for name in names]
-    return [_display_name(name) for name in names if name and name != "others"]
+    # "others" is BibTeX's et al.; "{others}" a person of that name.
+    names = [clean_space(_decode_latex(name)) for name in names if name.strip() != "others"]
+    return [shown for shown in map(_display_name, names) if shown]
 
 
 def _display_name(name: str) -> str:

@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterable, Iterator
 
 import rispy
-from bibtexparser.middlewares.names import parse_single_name_into_parts
 
 from bot.cards.latex import readable
 from bot.memory.kinds import publication_kind
+from bot.memory.names import split_name
 from bot.memory.record import Entry, posted_note
 from bot.messages import ChannelRef
 
@@ -46,16 +46,17 @@ def _ris_record(entry: Entry, channel: ChannelRef | None) -> dict[str, str | lis
     record: dict[str, str | list[str]] = {
         "type_of_reference": RIS_TYPES[kind],
         "title": _line(entry.title),
-        "authors": [_text(a) for a in paper.authors],
+        "authors": [name for name in map(_text, paper.authors) if name],
         "year": str(paper.year) if paper.year else "",
         # T2 is the journal of an article and the proceedings of a conference paper.
         "secondary_title": _text(paper.venue or "") if kind != "preprint" else "",
-        "doi": ids.get("doi", ""),
-        "urls": [entry.url] if entry.url else [],
+        "doi": _line(ids.get("doi", "")),  # identifiers on one line too: a line break ends the field
+        # A reader splits UR at ";" (several links in one line): a link's own is percent-encoded.
+        "urls": [_line(entry.url).replace(";", "%3B")] if entry.url else [],
         "abstract": _text(paper.abstract),
         "publisher": "arXiv" if kind == "preprint" and ids.get("arxiv") else "",
-        "number": ids.get("arxiv", "") if kind == "preprint" else "",
-        "keywords": [_text(t) for t in paper.tags if t.strip()],
+        "number": _line(ids.get("arxiv", "")) if kind == "preprint" else "",
+        "keywords": [tag for tag in map(_text, paper.tags) if tag],
         "notes": [_line(n) for n in notes],
     }
     return {key: value for key, value in record.items() if value}
@@ -96,7 +97,7 @@ def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict[str, object]:
         "id": f"paperclub-{paper.id}",
         "type": CSL_TYPES[kind],
         "title": _line(entry.title),
-        "author": [_csl_name(a) for a in paper.authors if a.strip()],
+        "author": [_csl_name(name) for name in map(_text, paper.authors) if name],
         "issued": {"date-parts": [[paper.year]]} if paper.year else None,
         "container-title": _text(paper.venue or "") if kind != "preprint" else "",
         "DOI": ids.get("doi", ""),
@@ -109,19 +110,17 @@ def _csl_item(entry: Entry, channel: ChannelRef | None) -> dict[str, object]:
     return {key: value for key, value in item.items() if value}
 
 
-def _csl_name(author: str) -> dict[str, str]:
-    """"Alan M. Turing" -> family Turing, given Alan M. (BibTeX's name rules, so
-    "Ludwig van Beethoven" and "Turing, Alan" split as a reference manager expects);
-    a single word is a literal name."""
-    parts = parse_single_name_into_parts(_text(author))
-    family = " ".join(parts.von + parts.last)
-    given = " ".join(parts.first)
-    if not given:
-        return {"literal": family or _text(author)}
-    name = {"family": family, "given": given}
-    if parts.jr:
-        name["suffix"] = " ".join(parts.jr)
-    return name
+def _csl_name(text: str) -> dict[str, str]:
+    """"Alan M. Turing" -> family Turing, given Alan M. (bot.memory.names: "Ludwig van
+    Beethoven" and "Turing, Alan" split as a reference manager expects); a name those rules
+    do not fit ("Anonymous", "Mallory }") is a literal name, written as it reads."""
+    name = split_name(text)
+    if name is None:
+        return {"literal": text}
+    split = {"family": name.family, "given": name.given}
+    if name.suffix:
+        split["suffix"] = name.suffix
+    return split
 
 
 def _arxiv_note(arxiv: str | None) -> str:

@@ -21,6 +21,7 @@ from bot.cards.latex import readable
 from bot.corpus.export import export_record
 from bot.memory.citations import batches, csl_json_chunks, ris_chunks
 from bot.memory.kinds import ARXIV_CATEGORY, publication_kind
+from bot.memory.names import split_name
 from bot.memory.record import Entry, posted_note
 from bot.messages import ChannelRef
 from store.models import Paper
@@ -28,8 +29,15 @@ from store.models import Paper
 FORMATS = ("bibtex", "ris", "csljson", "jsonl")
 BIBTEX_TYPES = {"conference": ("inproceedings", "booktitle"), "journal": ("article", "journal"),
                 "preprint": ("misc", None)}
-# Characters LaTeX reads as commands: written escaped, so a title like "R&D at 50%" stays text.
-_LATEX_SPECIAL = re.compile(r"([&%$#_])")
+# Characters LaTeX reads as commands: written escaped, so a title like "R&D at 50%" or
+# "~1 dB" stays text (a bare ~ is a space to LaTeX, a bare ^ an error outside math).
+_LATEX_SPECIAL = re.compile(r"[&%$#_~^]")
+_COMMANDS = {"~": r"\textasciitilde", "^": r"\textasciicircum"}  # the others take a backslash
+# An @ first on a line: bibtexparser starts a new entry there ("@x(" in a note pasted from
+# a .bib file), even inside a value.
+_LINE_START_AT = re.compile(r"^(\s*)@", re.M)
+# A word BibTeX reads in an author field: "and" between two names, "others" for et al.
+_NAME_WORD = re.compile(r"(?:^|\s)(?:and|others)(?:\s|$)", re.I)
 
 
 def write(entries: Iterable[Entry], channel: ChannelRef | None, fmt: str, out: IO[str]) -> int:
@@ -103,7 +111,7 @@ def _fields(entry: Entry, channel: ChannelRef | None) -> list[Field]:
     primary = paper.tags[0] if arxiv and paper.tags and ARXIV_CATEGORY.match(paper.tags[0]) else ""
     values = {
         "title": entry.title,
-        "author": " and ".join(paper.authors),
+        "author": " and ".join(filter(None, map(_author, paper.authors))),
         venue_field or "": paper.venue or "",
         "year": str(paper.year) if paper.year else "",
         "doi": ids.get("doi", ""),
@@ -115,9 +123,23 @@ def _fields(entry: Entry, channel: ChannelRef | None) -> list[Field]:
         "note": posted_note(entry, channel),
         "annote": "\n\n".join(f"@{n.user}, {n.day:%Y-%m-%d}: {n.text}" for n in entry.notes),
     }
-    raw = ("url", "doi", "eprint", "primaryclass")  # identifiers are copied as they are
+    raw = ("url", "doi", "eprint", "primaryclass")  # identifiers are copied as they are, on one line
     # bibtexparser's writer encloses each value in braces itself.
-    return [Field(name, _braced(v) if name in raw else _text(v)) for name, v in values.items() if name and v]
+    return [Field(name, v if name == "author" else " ".join(_braced(v).split()) if name in raw else _text(v))
+            for name, v in values.items() if name and v]
+
+
+def _author(name: str) -> str:
+    """A name as BibTeX reads one person: as written ("Ada Lovelace", "Turing, Alan") when
+    its rules split it as the other formats do (bot.memory.names), else in braces, whole
+    ("{Barnes and Noble}", "{Smith, ?}", "{a, b, c, d}"), so that an "and" or a third comma
+    in it makes no second person and no error. "Mallory }" is "Mallory": braces are dropped
+    from every value."""
+    text = _text(name, in_name=True)
+    one_word = not re.search(r"[\s,]", text)  # BibTeX takes it whole anyway
+    if text and (_NAME_WORD.search(text) or not (one_word or split_name(text))):
+        return "{" + text + "}"
+    return text
 
 
 def _braced(value: str) -> str:
@@ -125,13 +147,27 @@ def _braced(value: str) -> str:
     return re.sub(r"[{}\\]", "", value)
 
 
-def _text(value: str) -> str:
-    return _LATEX_SPECIAL.sub(r"\\\1", _braced(" ".join(value.split()) if "\n" not in value else value))
+def _text(value: str, in_name: bool = False) -> str:
+    """A value as BibTeX text: braces and backslashes dropped (nothing can close the value
+    early or start a command), spaces collapsed unless it has paragraphs (notes; a line
+    that starts with @ has it in braces, "{@}"), LaTeX's special characters escaped: "\\%",
+    "\\textasciitilde{}". In a name each escape is a group of its own, "{\\%}", as BibTeX's
+    name splitters read a word: bibtexparser's skips the character after a backslash, so
+    "x \\% and y" would be one person, "x"."""
+    value = _braced(value)
+    if "\n" not in value or in_name:
+        value = " ".join(value.split())
+
+    def escaped(special: re.Match[str]) -> str:
+        command = _COMMANDS.get(special[0], "\\" + special[0])
+        return "{" + command + "}" if in_name else command + ("{}" if special[0] in _COMMANDS else "")
+
+    return _LINE_START_AT.sub(r"\1{@}", _LATEX_SPECIAL.sub(escaped, value))
 
 
 def _key(entry: Entry, taken: set[str]) -> str:
     """author + year + first title word (doe2021attention), made unique with a, b, ..."""
-    first = entry.paper.authors[0].split()[-1] if entry.paper.authors else "paper"
+    first = next((words[-1] for name in entry.paper.authors if (words := name.split())), "paper")
     word = next((w for w in entry.title.split() if len(w) > 3), "paper")
     base = _ascii(first) + str(entry.paper.year or "") + _ascii(word) or f"paper{entry.paper_id}"
     key, n = base, 0

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
+from bot.corpus.records import PaperRecord
 from bot.services.models import Post
 from store.models import Paper
 from tests.clock import Clock
@@ -34,6 +35,9 @@ PAPERS = [
      "abstract": "Contrastive learning of pangolin scale patterns.", "year": 2024},
 ]
 NAMES = ["Zebrafish", "script", "Quokka", "Marmot", "Pangolin"]
+# A name no BibTeX name parser accepts (issue 45: its unmatched brace broke every CSL-JSON export).
+MALLORY_TITLE = "Unbalanced Braces in Author Names"
+MALLORY_NOTE = "an unmatched } brace, a { and a \\ in a note"
 READING_NOTE = "the okapi ablation in section four is what we should replicate"
 THEORY_NOTE = "narwhal secret: the theory channel's private remark"
 
@@ -91,3 +95,15 @@ def build_scene(url: str, tmp_path: Path, now: datetime, public_url: str | None 
     theory = scene.member("tess", channel="theory")
     assert theory.send(f"notes {ids['Quokka']} {THEORY_NOTE}").ok
     return scene
+
+
+def note_mallory(scene: Scene, channel: str = "reading") -> int:
+    """The paper with the unsplittable author stored as an added page is (its
+    citation_author "Mallory }") and noted in `channel` by a member; its id."""
+    record = PaperRecord(title=MALLORY_TITLE, authors=["Mallory }", "Ada Lovelace"], year=2025,
+                         venue="Journal of {Unbalanced Results", abstract="A 50% {brace} & a \\ backslash.")
+    scene.services.library.import_records([record], collection="added", source="page", fmt="page")
+    with scene.services.db.session() as session:
+        paper_id = session.scalar(select(Paper.id).where(Paper.title == MALLORY_TITLE))
+    assert scene.member("ann", channel=channel).send(f"notes {paper_id} {MALLORY_NOTE}").ok
+    return paper_id

@@ -17,7 +17,16 @@ import rispy
 
 from adapters.runtime import Process
 from adapters.wsgi import HealthServer
-from tests.memory.scene import PUBLIC_URL, READING_NOTE, THEORY_NOTE, XSS_TITLE, build_scene
+from tests.memory.scene import (
+    MALLORY_NOTE,
+    MALLORY_TITLE,
+    PUBLIC_URL,
+    READING_NOTE,
+    THEORY_NOTE,
+    XSS_TITLE,
+    build_scene,
+    note_mallory,
+)
 
 UTC = timezone.utc
 NOW = datetime(2026, 10, 1, 9, tzinfo=UTC)
@@ -207,6 +216,30 @@ def test_the_ris_and_csl_json_links_give_the_channels_papers_as_reference_manage
     assert status == 200 and headers["Content-Type"].startswith("application/vnd.citationstyles.csl+json")
     items = json.loads(text)
     assert {i["title"] for i in items} == set(records) and "Quokka" not in text.decode()
+
+
+def test_an_author_name_no_bibtex_parser_splits_is_in_every_download_and_never_a_500(scene, server):
+    """Issue 45: a noted page whose citation_author is "Mallory }" made the .json download
+    a 500 (bibtexparser refused to split the name)."""
+    note_mallory(scene)
+    token = archive_token(scene)
+    downloads = {}
+    for suffix in (".json", ".bib", ".ris"):
+        status, _, body = get(f"{server}/archive/{token}{suffix}")
+        assert status == 200, (suffix, body[:300])
+        downloads[suffix] = body.decode()
+    items = {i["title"]: i for i in json.loads(downloads[".json"])}
+    assert items[MALLORY_TITLE]["author"] == [{"literal": "Mallory }"}, {"family": "Lovelace", "given": "Ada"}]
+    assert items[MALLORY_TITLE]["container-title"] == "Journal of {Unbalanced Results"
+    library = bibtexparser.parse_string(downloads[".bib"])
+    assert not library.failed_blocks and len(library.entries) == 3
+    mallory = next(e for e in library.entries if e.fields_dict["title"].value == MALLORY_TITLE)
+    assert mallory.fields_dict["author"].value == "Mallory and Ada Lovelace"
+    assert mallory.fields_dict["journal"].value == "Journal of Unbalanced Results"
+    assert "an unmatched brace, a and a in a note" in mallory.fields_dict["annote"].value
+    records = {r["title"]: r for r in rispy.loads(downloads[".ris"])}
+    assert records[MALLORY_TITLE]["authors"] == ["Mallory }", "Ada Lovelace"]
+    assert any(MALLORY_NOTE in note for note in records[MALLORY_TITLE]["notes"])
 
 
 def test_the_votes_picture_fits_a_few_weeks_and_spreads_a_year():

@@ -6,6 +6,7 @@ through bibtexparser and through `paperclub import` keeps every field, on the de
 from __future__ import annotations
 
 import json
+from datetime import date
 from importlib import resources
 
 import bibtexparser
@@ -16,9 +17,10 @@ from bot.cards.cards import paper_link
 from bot.cards.latex import readable
 from bot.corpus.library import Library
 from bot.memory.export import bibtex
-from bot.memory.record import _entry
+from bot.memory.record import Note, _entry, entry_of
 from bot.messages import ChannelRef
 from store import Database
+from store.models import Paper
 from tests.processes import paperclub
 
 CHANNEL = ChannelRef("console", "local", "reading")
@@ -134,3 +136,40 @@ def test_the_entry_type_follows_the_venue(tmp_path, venue, kind):
     written = _export(_library(tmp_path, "v", [{"title": "A Paper", "authors": ["A B"], "venue": venue}]))
     (entry,) = bibtexparser.parse_string(written).entries
     assert entry.entry_type == kind
+
+
+def test_odd_names_and_latex_specials_stay_one_person_each_and_text(tmp_path):
+    """Issue 45: BibTeX reads "and" in a name as a second person, a third comma or an
+    unbalanced brace as an error, a bare ~ as a space and ^ as math. Names the rules do not
+    fit go in braces, braces are dropped, specials escaped; `paperclub import` reads it all back."""
+    odd = {"title": "~1 dB at 2^10 Hz: R&D, {Braces} and 100% More", "venue": "Journal of {Unbalanced Results",
+           "authors": ["Tom and Jerry", "Mallory }", "Turing, Alan", "others", "a, b, c, d", "Ann 50% Lee"]}
+    written = _export(_library(tmp_path, "odd", [odd]))
+    (entry,) = bibtexparser.parse_string(written).entries
+    assert entry.fields_dict["title"].value == (
+        r"\textasciitilde{}1 dB at 2\textasciicircum{}10 Hz: R\&D, Braces and 100\% More")
+    assert entry.fields_dict["author"].value == (
+        r"{Tom and Jerry} and Mallory and Turing, Alan and {others} and {a, b, c, d} and Ann 50{\%} Lee")
+    assert entry.fields_dict["journal"].value == "Journal of Unbalanced Results"
+    exported = tmp_path / "odd.bib"
+    exported.write_text(written, encoding="utf-8")
+    again = _library(tmp_path, "again")
+    again.import_file(exported, "odd")
+    (paper,) = again.iter_papers()
+    assert paper.title == "~1 dB at 2^10 Hz: R&D, Braces and 100% More"
+    assert paper.authors == ["Tom and Jerry", "Mallory", "Alan Turing", "others", "a, b, c, d", "Ann 50% Lee"]
+
+
+def test_a_note_with_a_line_that_starts_with_an_at_stays_in_its_entry():
+    """bibtexparser starts a new entry at an @ first on a line, even inside a value: a note
+    pasted from a .bib file, or the note of a member whose name starts with "(", cut the
+    export there (found by tests/memory/test_export_properties.py)."""
+    paper = Paper(id=1, title="Pasted Notes", title_key="", authors=["Ada Lovelace"], abstract="", url=None,
+                  venue=None, year=None, tags=[], notes=[], external_ids=[], sources=[])
+    entry = entry_of(paper)
+    day = date(2026, 10, 1)
+    entry.notes = [Note("ann", day, "see also\n@misc(other, title = {Other})"), Note("(", day, "second")]
+    library = bibtexparser.parse_string(bibtex([entry], CHANNEL))
+    assert not library.failed_blocks and len(library.entries) == 1
+    annote = library.entries[0].fields_dict["annote"].value
+    assert "see also\n{@}misc(other, title = Other)" in annote and "\n{@}(, 2026-10-01: second" in annote

@@ -8,8 +8,16 @@ from datetime import datetime, timezone
 
 import bibtexparser
 import pytest
+import rispy
 
-from tests.memory.scene import READING_NOTE, THEORY_NOTE, XSS_TITLE, build_scene
+from tests.memory.scene import (
+    MALLORY_TITLE,
+    READING_NOTE,
+    THEORY_NOTE,
+    XSS_TITLE,
+    build_scene,
+    note_mallory,
+)
 from tests.processes import paperclub
 
 NOW = datetime(2026, 10, 1, 9, tzinfo=timezone.utc)
@@ -63,3 +71,23 @@ def test_the_whole_library_export_is_unchanged(url, tmp_path):
     assert done.returncode == 0 and "exported 5 papers (jsonl)" in done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(records) == 5 and all("channel" not in r for r in records)
+
+
+def test_an_author_name_no_bibtex_parser_splits_exports_in_every_format(db, database_url, tmp_path):
+    """Issue 45: `export --format csljson` of a channel that noted a paper by "Mallory }"
+    exited 1 with a traceback, its JSON cut off partway."""
+    scene = build_scene(database_url, tmp_path, NOW)
+    note_mallory(scene)
+    scene.services.db.dispose()
+    written = {}
+    for fmt in ("csljson", "bibtex", "ris"):
+        done = paperclub("--database-url", database_url, "export", "--channel", "reading", "--format", fmt,
+                         cwd=tmp_path)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+        assert f"exported 3 papers read in console:local:reading ({fmt})" in done.stderr
+        written[fmt] = done.stdout
+    items = {i["title"]: i for i in json.loads(written["csljson"])}
+    assert items[MALLORY_TITLE]["author"][0] == {"literal": "Mallory }"}
+    library = bibtexparser.parse_string(written["bibtex"])
+    assert not library.failed_blocks and MALLORY_TITLE in {e.fields_dict["title"].value for e in library.entries}
+    assert MALLORY_TITLE in {r["title"] for r in rispy.loads(written["ris"])}
