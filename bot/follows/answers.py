@@ -13,7 +13,6 @@ what it does not know, and read as nothing.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from datetime import date
@@ -22,6 +21,7 @@ from typing import Any
 from bot.corpus import identifiers
 from bot.corpus.display_safe import safe_line
 from bot.corpus.fetch import FetchError
+from bot.corpus.fetch import json_kind as _kind
 from bot.corpus.records import CorpusFormatError, PaperRecord, check_record, clean_space
 
 TITLE_MAX = 2_000  # characters; a longer "title" is an abstract or junk (the library keeps 512 of its key)
@@ -310,17 +310,3 @@ def _strings(row: dict[str, Any], name: str) -> list[str]:
 def _is_whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
 
-
-def _kind(value: object) -> str:
-    """What a JSON value is, as an error message says it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, (int, float)):
-        return "not a finite number" if isinstance(value, float) and not math.isfinite(value) else "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"

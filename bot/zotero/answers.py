@@ -11,10 +11,10 @@ object) is a `ZoteroJunk` saying what was wrong.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
+from bot.corpus.fetch import json_kind as _kind
 from bot.zotero.api import ZoteroJunk
 
 TEXT_MAX = 10_000  # characters of a field paperclub reads (a title, a DOI, `extra`, a URL)
@@ -198,16 +198,3 @@ def _list(row: dict[str, Any], name: str) -> list[Any]:
 def _is_whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, (int, float)):
-        return "not a finite number" if isinstance(value, float) and not math.isfinite(value) else "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"
