@@ -13,7 +13,6 @@ import email.utils
 import http.client
 import json
 import logging
-import math
 import os
 import re
 import threading
@@ -326,21 +325,3 @@ def _detail(answer: urllib.error.HTTPError) -> str:
     if not found:
         return ""
     return ": the arXiv API reported: " + " ".join(found.group(1).decode("utf-8", "replace").split())
-
-
-
-
-def json_kind(value: object) -> str:
-    """What a JSON value is, as a refusal of a provider's answer says it (bot.follows.answers,
-    bot.zotero.answers)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, (int, float)):
-        return "not a finite number" if isinstance(value, float) and not math.isfinite(value) else "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    return "an object"

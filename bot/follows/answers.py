@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from bot.corpus import answer_fields as fields
 from bot.corpus import identifiers
+from bot.corpus.answer_fields import Junk
 from bot.corpus.display_safe import safe_line
 from bot.corpus.fetch import FetchError
-from bot.corpus.fetch import json_kind as _kind
 from bot.corpus.records import CorpusFormatError, PaperRecord, check_record, clean_space
 
 TITLE_MAX = 2_000  # characters; a longer "title" is an abstract or junk (the library keeps 512 of its key)
@@ -41,9 +42,6 @@ class OpenAlexError(FetchError):
         super().__init__(message)
         self.reason = reason or message
 
-
-class Junk(ValueError):
-    """A field of the wrong type or size; str() names the field and says what it was."""
 
 
 @dataclass(frozen=True)
@@ -121,17 +119,17 @@ def author(row: object) -> Author:
 
 def _author(row: object) -> Author:
     if not isinstance(row, dict):
-        raise Junk(f"an author is {_kind(row)}, not an object")
-    found = author_id(_text(row, "id", URL_MAX) or "")
+        raise Junk(f"an author is {fields.kind(row)}, not an object")
+    found = author_id(fields.text(row, "id", URL_MAX) or "")
     if found is None:
         raise Junk("an author without an id")
-    places = _list(row, "last_known_institutions")
+    places = fields.listed(row, "last_known_institutions")
     first = _object_in(places[0], "last_known_institutions") if places else None
-    place = _text(first, "display_name", NAME_MAX, "last_known_institutions.") if first else None
-    works = _whole(row, "works_count")
+    place = fields.text(first, "display_name", NAME_MAX, "last_known_institutions.") if first else None
+    works = fields.whole(row, "works_count")
     # A follow's label is the author's name: display-safe, as a paper's authors are.
     # (the id, should nothing else be left of it).
-    name = safe_line(clean_space(_text(row, "display_name", NAME_MAX) or "")) or found
+    name = safe_line(clean_space(fields.text(row, "display_name", NAME_MAX) or "")) or found
     return Author(found, name, safe_line(clean_space(place or "")), max(works or 0, 0))
 
 
@@ -142,7 +140,7 @@ def work(row: object, place: int) -> Work | Skip | None:
     """The `place`-th result of a /works page as a work, a skip (why), or None for a work
     with nothing to show (OpenAlex knows no title for it)."""
     if not isinstance(row, dict):
-        return Skip(f"result {place}", f"a result is {_kind(row)}, not an object")
+        return Skip(f"result {place}", f"a result is {fields.kind(row)}, not an object")
     given = row.get("id")
     wid = work_id(given) if isinstance(given, str) else None
     if wid is None:
@@ -162,10 +160,10 @@ def resolved(row: object) -> tuple[str, str] | None:
 
 
 def _work(row: dict[str, Any], wid: str) -> Work | None:
-    title = clean_space(_text(row, "title", TITLE_MAX) or _text(row, "display_name", TITLE_MAX) or "")
+    title = clean_space(fields.text(row, "title", TITLE_MAX) or fields.text(row, "display_name", TITLE_MAX) or "")
     if not title:
         return None
-    doi = _text(row, "doi", URL_MAX)
+    doi = fields.text(row, "doi", URL_MAX)
     given = identifiers.parse(doi) if doi else None
     ids = dict([given]) if given else {}  # an arXiv DOI is the arxiv id (bot.corpus.identifiers)
     arxiv = _arxiv_location(row)
@@ -173,14 +171,14 @@ def _work(row: dict[str, Any], wid: str) -> Work | None:
         ids.setdefault(identifiers.ARXIV, arxiv)
     primary = _object(row, "primary_location")
     source = _object(primary, "source", "primary_location.") if primary else None
-    venue = _text(source, "display_name", NAME_MAX, "primary_location.source.") if source else None
-    landing = _text(primary, "landing_page_url", URL_MAX, "primary_location.") if primary else None
+    venue = fields.text(source, "display_name", NAME_MAX, "primary_location.source.") if source else None
+    landing = fields.text(primary, "landing_page_url", URL_MAX, "primary_location.") if primary else None
     authors = []
-    for authorship in _list(row, "authorships"):
+    for authorship in fields.listed(row, "authorships"):
         if (entry := _object_in(authorship, "authorships")) is None:
             continue
         person = _object(entry, "author", "authorships.")
-        name = _text(person, "display_name", NAME_MAX, "authorships.author.") if person else None
+        name = fields.text(person, "display_name", NAME_MAX, "authorships.author.") if person else None
         if name and (name := clean_space(name)):
             authors.append(name)
     cites = [w for w in map(work_id, _strings(row, "referenced_works")) if w]
@@ -191,13 +189,13 @@ def _work(row: dict[str, Any], wid: str) -> Work | None:
         url=doi or landing or row["id"],
         external_ids=identifiers.normalise_ids(ids),
         venue=clean_space(venue or "") or None,
-        year=_whole(row, "publication_year"),
+        year=fields.whole(row, "publication_year"),
     )
     try:
         check_record(record, "OpenAlex")
     except CorpusFormatError as problem:
         raise Junk(problem.message.partition(": ")[2] or problem.message) from None
-    return Work(wid, record, _date(_text(row, "publication_date", 40)), cites)
+    return Work(wid, record, _date(fields.text(row, "publication_date", 40)), cites)
 
 
 def _abstract(inverted: object) -> str:
@@ -205,14 +203,14 @@ def _abstract(inverted: object) -> str:
     if inverted is None:
         return ""
     if not isinstance(inverted, dict):
-        raise Junk(f"abstract_inverted_index is {_kind(inverted)}, not an object")
+        raise Junk(f"abstract_inverted_index is {fields.kind(inverted)}, not an object")
     placed: dict[int, str] = {}
     for word, positions in inverted.items():
         if not isinstance(positions, list):
-            raise Junk(f"abstract_inverted_index holds {_kind(positions)}, not a list of positions")
+            raise Junk(f"abstract_inverted_index holds {fields.kind(positions)}, not a list of positions")
         for position in positions:
-            if not _is_whole(position):
-                raise Junk(f"abstract_inverted_index holds a position that is {_kind(position)}")
+            if not fields.is_whole(position):
+                raise Junk(f"abstract_inverted_index holds a position that is {fields.kind(position)}")
             if 0 <= position < POSITIONS_MAX:
                 placed[position] = word
     text = clean_space(" ".join(placed[p] for p in sorted(placed)))
@@ -224,11 +222,11 @@ def _abstract(inverted: object) -> str:
 def _arxiv_location(row: dict[str, Any]) -> str | None:
     """The arXiv id of the work's arXiv copy, when one of its locations is on arXiv: the
     preprint and the published paper are then one paper in the library too."""
-    for location in _list(row, "locations"):
+    for location in fields.listed(row, "locations"):
         if (where := _object_in(location, "locations")) is None:
             continue
         for key in ("landing_page_url", "pdf_url"):
-            url = _text(where, key, URL_MAX, "locations.")
+            url = fields.text(where, key, URL_MAX, "locations.")
             parsed = identifiers.parse(url) if url and "arxiv.org" in url else None
             if parsed and parsed[0] == identifiers.ARXIV:
                 return parsed[1]
@@ -253,60 +251,25 @@ def _date(text: str | None) -> date | None:
 # --- fields ---------------------------------------------------------------------------------
 
 
-def _text(row: dict[str, Any], name: str, limit: int, where: str = "") -> str | None:
-    value = row.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise Junk(f"{where}{name} is {_kind(value)}, not a string")
-    if len(value) > limit:
-        what = f"the {name}" if not where else f"{where}{name}"
-        raise Junk(f"{what} is {len(value):,} characters long, at most {limit:,} are read")
-    return value
-
-
-def _whole(row: dict[str, Any], name: str) -> int | None:
-    value = row.get(name)
-    if value is None:
-        return None
-    if not _is_whole(value):
-        raise Junk(f"{name} is {_kind(value)}, not a whole number")
-    return int(value)
-
-
 def _object(row: dict[str, Any], name: str, where: str = "") -> dict[str, Any] | None:
     value = row.get(name)
     if value is not None and not isinstance(value, dict):
-        raise Junk(f"{where}{name} is {_kind(value)}, not an object")
+        raise Junk(f"{where}{name} is {fields.kind(value)}, not an object")
     return value
 
 
 def _object_in(value: object, name: str) -> dict[str, Any] | None:
     """An element of the list `name` that should be an object (null: nothing)."""
     if value is not None and not isinstance(value, dict):
-        raise Junk(f"{name} holds {_kind(value)}, not an object")
-    return value
-
-
-def _list(row: dict[str, Any], name: str) -> list[Any]:
-    value = row.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise Junk(f"{name} is {_kind(value)}, not a list")
+        raise Junk(f"{name} holds {fields.kind(value)}, not an object")
     return value
 
 
 def _strings(row: dict[str, Any], name: str) -> list[str]:
-    values = _list(row, name)
+    values = fields.listed(row, name)
     for value in values:
         if not isinstance(value, str):
-            raise Junk(f"{name} holds {_kind(value)}, not a string")
+            raise Junk(f"{name} holds {fields.kind(value)}, not a string")
         if len(value) > URL_MAX:
             raise Junk(f"{name} holds a string of {len(value):,} characters")
     return values
-
-
-def _is_whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63
-

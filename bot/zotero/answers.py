@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.corpus.fetch import json_kind as _kind
+from bot.corpus import answer_fields as fields
+from bot.corpus.answer_fields import Junk
 from bot.zotero.api import ZoteroJunk
 
 TEXT_MAX = 10_000  # characters of a field paperclub reads (a title, a DOI, `extra`, a URL)
@@ -27,9 +28,6 @@ _KEY = re.compile(r"[0-9A-Z]{8}")  # Zotero makes keys of 8 of these (bot.zotero
 Item = dict[str, Any]  # an item as Zotero answers it, once checked: {key, version, data, ...}
 
 
-class Junk(ValueError):
-    """A field of the wrong type or size; str() names the field and says what it was."""
-
 
 # --- items ----------------------------------------------------------------------------------
 
@@ -37,7 +35,7 @@ class Junk(ValueError):
 def items(data: object, request: str) -> tuple[list[Item], list[tuple[str, str]]]:
     """The answer's items that can be used, and those skipped as (which, why)."""
     if not isinstance(data, list):
-        raise ZoteroJunk(f"{request}: the answer is {_kind(data)}, not a list of items")
+        raise ZoteroJunk(f"{request}: the answer is {fields.kind(data)}, not a list of items")
     found: list[Item] = []
     skipped: list[tuple[str, str]] = []
     for place, obj in enumerate(data, 1):
@@ -51,32 +49,32 @@ def items(data: object, request: str) -> tuple[list[Item], list[tuple[str, str]]
 def item(obj: object) -> Item:
     """One item, checked; Junk saying which field is wrong otherwise."""
     if not isinstance(obj, dict):
-        raise Junk(f"the item is {_kind(obj)}, not an object")
+        raise Junk(f"the item is {fields.kind(obj)}, not an object")
     key = obj.get("key")
     if not isinstance(key, str):
-        raise Junk(f"key is {_kind(key)}, not a string")
+        raise Junk(f"key is {fields.kind(key)}, not a string")
     if not _KEY.fullmatch(key):
         raise Junk(f"key {key[:20]!r} is not a Zotero object key")
-    _whole(obj, "version")
+    fields.whole(obj, "version", least=0)
     data = obj.get("data")
     if not isinstance(data, dict):
-        raise Junk(f"data is {_kind(data)}, not an object")
+        raise Junk(f"data is {fields.kind(data)}, not an object")
     for name in TEXT_FIELDS:
-        _text(data, name, TEXT_MAX)
-    _text(data, "abstractNote", ABSTRACT_MAX)
-    for tag in _list(data, "tags"):
+        fields.text(data, name, TEXT_MAX)
+    fields.text(data, "abstractNote", ABSTRACT_MAX)
+    for tag in fields.listed(data, "tags"):
         if not isinstance(tag, dict):
-            raise Junk(f"tags holds {_kind(tag)}, not an object")
-        if _text(tag, "tag", TEXT_MAX, "tags.") is None:
+            raise Junk(f"tags holds {fields.kind(tag)}, not an object")
+        if fields.text(tag, "tag", TEXT_MAX, "tags.") is None:
             raise Junk("tags holds a tag without its text")
-    for person in _list(data, "creators"):
+    for person in fields.listed(data, "creators"):
         if not isinstance(person, dict):
-            raise Junk(f"creators holds {_kind(person)}, not an object")
+            raise Junk(f"creators holds {fields.kind(person)}, not an object")
         for name in ("name", "firstName", "lastName"):
-            _text(person, name, TEXT_MAX, "creators.")
-    for collection in _list(data, "collections"):
+            fields.text(person, name, TEXT_MAX, "creators.")
+    for collection in fields.listed(data, "collections"):
         if not isinstance(collection, str):
-            raise Junk(f"collections holds {_kind(collection)}, not a string")
+            raise Junk(f"collections holds {fields.kind(collection)}, not a string")
     return obj
 
 
@@ -99,13 +97,13 @@ def written(data: object, keys: list[str]) -> dict[str, tuple[int | None, str | 
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ZoteroJunk(f"the answer to a write is {_kind(data)}, not an object")
+        raise ZoteroJunk(f"the answer to a write is {fields.kind(data)}, not an object")
     outcome: dict[str, tuple[int | None, str | None]] = {}
     successful = data.get("successful")
     for made in successful.values() if isinstance(successful, dict) else ():
         if isinstance(made, dict) and isinstance(made.get("key"), str) and made["key"] in keys:
             version = made.get("version")
-            outcome[made["key"]] = (version if _is_whole(version) else None, None)
+            outcome[made["key"]] = (version if fields.is_whole(version, least=0) else None, None)
     failed = data.get("failed")
     for index, refused in failed.items() if isinstance(failed, dict) else ():
         if index.isascii() and index.isdigit() and int(index) < len(keys) and isinstance(refused, dict):
@@ -120,17 +118,17 @@ def written(data: object, keys: list[str]) -> dict[str, tuple[int | None, str | 
 def write_access(info: object) -> dict[str, bool]:
     """From GET /keys/current: the groups the key may write to, by id ("all": every group)."""
     if not isinstance(info, dict):
-        raise ZoteroJunk(f"GET /keys/current: the answer is {_kind(info)}, not an object")
+        raise ZoteroJunk(f"GET /keys/current: the answer is {fields.kind(info)}, not an object")
     access = info.get("access")
     if access is None:
         return {}
     if not isinstance(access, dict):
-        raise ZoteroJunk(f"GET /keys/current: access is {_kind(access)}, not an object")
+        raise ZoteroJunk(f"GET /keys/current: access is {fields.kind(access)}, not an object")
     groups = access.get("groups")
     if groups is None:
         return {}
     if not isinstance(groups, dict):
-        raise ZoteroJunk(f"GET /keys/current: access.groups is {_kind(groups)}, not an object")
+        raise ZoteroJunk(f"GET /keys/current: access.groups is {fields.kind(groups)}, not an object")
     return {str(group): isinstance(rights, dict) and rights.get("write") is True for group, rights in groups.items()}
 
 
@@ -140,7 +138,7 @@ def group_name(obj: object, group_id: int) -> str:
     if not isinstance(data, dict):
         raise ZoteroJunk(f"GET /groups/{group_id}: the answer has no data object")
     try:
-        name = _text(data, "name", 300)
+        name = fields.text(data, "name", 300)
     except Junk as problem:
         raise ZoteroJunk(f"GET /groups/{group_id}: {problem}") from None
     return name or str(group_id)
@@ -166,35 +164,3 @@ def _which(obj: object, place: int) -> str:
     if isinstance(key, (str, int)) and not isinstance(key, bool) and len(str(key)) <= 20:
         return str(key)
     return f"number {place} of the page"
-
-
-def _text(row: dict[str, Any], name: str, limit: int, where: str = "") -> str | None:
-    value = row.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise Junk(f"{where}{name} is {_kind(value)}, not a string")
-    if len(value) > limit:
-        raise Junk(f"{where}{name} is {len(value):,} characters long, at most {limit:,} are read")
-    return value
-
-
-def _whole(row: dict[str, Any], name: str) -> int | None:
-    value = row.get(name)
-    if value is not None and not _is_whole(value):
-        raise Junk(f"{name} is {_kind(value)}, not a whole number")
-    return value
-
-
-def _list(row: dict[str, Any], name: str) -> list[Any]:
-    value = row.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise Junk(f"{name} is {_kind(value)}, not a list")
-    return value
-
-
-def _is_whole(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
-
