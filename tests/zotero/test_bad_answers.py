@@ -24,14 +24,6 @@ NESTED = b"[" * 100_000 + b"]" * 100_000
 DAY = timedelta(seconds=WAIT_MOST)
 
 
-@pytest.fixture
-def scene(db, database_url, tmp_path, zotero, monkeypatch):
-    environment(monkeypatch, zotero, env_key=KEY)
-    built = build(database_url, tmp_path, zotero)
-    yield built
-    built.services.db.dispose()
-
-
 def linked(scene) -> None:
     scene.zotero.add_item(GROUP, {"itemType": "journalArticle", "title": "Quokka Descent (as the group filed it)",
                                   "DOI": "10.5555/QUOKKA", "collections": [COLLECTION]})

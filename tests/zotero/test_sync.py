@@ -7,20 +7,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
 from sqlalchemy import select
 
 from bot.zotero.links import ZoteroLinks
 from bot.zotero.models import ZoteroItem, ZoteroLink
-from tests.zotero.scene import COLLECTION, GROUP, KEY, build, environment, touch
-
-
-@pytest.fixture
-def scene(db, database_url, tmp_path, zotero, monkeypatch):
-    environment(monkeypatch, zotero, env_key=KEY)
-    built = build(database_url, tmp_path, zotero)
-    yield built
-    built.services.db.dispose()
+from tests.zotero.scene import COLLECTION, GROUP, KEY, touch
 
 
 def linked(scene) -> None:
