@@ -19,11 +19,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.corpus.embedded import StoredVectors
 from bot.corpus.revisions import corpus_identity
-from bot.search.neighbours import NeighbourIndex
 from bot.search.vector_files import VectorFiles
 from bot.search.vectors import VectorMatrix
 
@@ -120,7 +120,7 @@ class LiveVectors:
         current matrix (its searcher reads it on the next search)."""
         started = time.monotonic()
         try:
-            index = NeighbourIndex.build(matrix.sample(), matrix.blocks(), len(matrix))
+            index = matrix.new_index()
         except Exception as problem:  # noqa: BLE001 - searches stay exact by brute force
             log.warning("no neighbour index, searching every vector: %s: %s", type(problem).__name__, problem)
             with self._lock:
@@ -164,7 +164,7 @@ class LiveVectors:
         if saved:
             log.info("saved %d vectors beside the index (version %d)", len(matrix), version)
 
-    def _start(self, target: object, *args: object) -> None:
-        thread = threading.Thread(target=target, args=args, name="paperclub-vectors", daemon=True)  # type: ignore[arg-type]
+    def _start(self, target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, name="paperclub-vectors", daemon=True)
         self._threads.append(thread)
         thread.start()

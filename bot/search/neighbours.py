@@ -52,6 +52,15 @@ def _faiss() -> Any:
     return faiss
 
 
+def lists_for(size: int) -> int:
+    return max(1, min(int(4 * math.sqrt(size)), size // FEWEST_PER_LIST))
+
+
+def training_size(size: int) -> int:
+    """How many vectors the lists of an index of `size` are trained on."""
+    return min(size, lists_for(size) * TRAINING_PER_LIST)
+
+
 def probes_for(lists: int) -> int:
     return min(lists, max(PROBES, math.ceil(lists * PROBE_SHARE)))
 
@@ -65,17 +74,6 @@ class NeighbourIndex:
         self._lock = threading.Lock()
         self.trained_on = size
 
-    SEED = SEED
-
-    @staticmethod
-    def lists_for(size: int) -> int:
-        return max(1, min(int(4 * math.sqrt(size)), size // FEWEST_PER_LIST))
-
-    @staticmethod
-    def training_size(size: int) -> int:
-        """How many vectors the lists of an index of `size` are trained on."""
-        return min(size, NeighbourIndex.lists_for(size) * TRAINING_PER_LIST)
-
     @classmethod
     def build(cls, training: Vectors, blocks: Iterable[tuple[npt.NDArray[np.int64], Vectors]],
               size: int) -> NeighbourIndex:
@@ -83,7 +81,7 @@ class NeighbourIndex:
         codes is never all floats at once), its lists trained on `training`."""
         faiss = _faiss()
         dimension = training.shape[1]
-        lists = cls.lists_for(size)
+        lists = lists_for(size)
         quantiser = faiss.IndexFlatIP(dimension)
         index = faiss.IndexIVFScalarQuantizer(
             quantiser, dimension, lists, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from bot.corpus.embedded import VectorRules
 from bot.search.embedding import EmbeddingConfig, Vectors, catalogue_dimension
-from bot.search.neighbours import NEIGHBOURS_FROM, OVERFETCH, NeighbourIndex
+from bot.search.neighbours import NEIGHBOURS_FROM, OVERFETCH, SEED, NeighbourIndex, training_size
 
 Ids = npt.NDArray[np.int64]
 # Rows scored a block at a time when a large library has no index yet (a few MB of floats).
@@ -269,13 +269,17 @@ class VectorMatrix:
     def indexed(self) -> VectorMatrix:
         """This matrix with its neighbour index built now (bot.search.hybrid builds it in
         the background instead)."""
-        self.neighbours = NeighbourIndex.build(self.sample(), self.blocks(), len(self))
+        self.neighbours = self.new_index()
         return self
+
+    def new_index(self) -> NeighbourIndex:
+        """A neighbour index of these vectors, trained on a seeded sample of them."""
+        return NeighbourIndex.build(self.sample(), self.blocks(), len(self))
 
     def sample(self, count: int | None = None) -> Vectors:
         """Some vectors, the same ones each time (what a neighbour index is trained on)."""
-        count = NeighbourIndex.training_size(len(self)) if count is None else count
-        rng = np.random.default_rng(NeighbourIndex.SEED)
+        count = training_size(len(self)) if count is None else count
+        rng = np.random.default_rng(SEED)
         picked = np.sort(rng.choice(len(self), min(count, len(self)), replace=False))
         rows, start = [], 0
         for _ids, block in self.blocks():

@@ -12,7 +12,6 @@ import pytest
 
 from bot.corpus.embedded import StoredVectors
 from bot.corpus.records import PaperRecord
-from bot.search import live_vectors as live_module
 from bot.search import vectors as vectors_module
 from bot.search.backfill import embed_pending
 from bot.search.builtin.service import SearchService
@@ -91,7 +90,7 @@ def test_a_backend_builds_the_index_on_a_thread_and_keeps_what_arrives_meanwhile
         release.wait()
         return build(*args)
 
-    monkeypatch.setattr(live_module.NeighbourIndex, "build", staticmethod(held_build))
+    monkeypatch.setattr(NeighbourIndex, "build", staticmethod(held_build))
     backend = HybridBackend(SearchService(library, index_dir=None), stored, EmbeddingConfig(model="tiny"),
                             load=lambda _c: model)
     assert len(backend.vectors()) == len(PAPERS)  # the build starts, held

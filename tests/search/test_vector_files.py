@@ -16,6 +16,7 @@ from bot.search.backfill import embed_pending
 from bot.search.builtin.service import SearchService
 from bot.search.embedding import EmbeddingConfig
 from bot.search.hybrid import HybridBackend
+from bot.search.neighbours import NeighbourIndex
 from bot.search.vector_files import VectorFiles
 from bot.search.vectors import Part, VectorMatrix, quantised
 from tests.search.test_meaning import PAPERS, TinyModel, ids_by_title, library_of
@@ -115,7 +116,7 @@ def test_the_neighbour_index_is_saved_and_not_built_again(db, tmp_path, small_sn
     def no_build(*_args):
         raise AssertionError("built again")
 
-    monkeypatch.setattr(live_module.NeighbourIndex, "build", staticmethod(no_build))
+    monkeypatch.setattr(NeighbourIndex, "build", staticmethod(no_build))
     second = backend_of(db, library, model, tmp_path / "index")
     matrix = second.vectors()
     assert matrix.neighbours is not None and len(matrix.neighbours) == len(PAPERS)
