@@ -44,11 +44,12 @@ from bot.app import Services, utc_now
 from bot.core import DATABASE_UNAVAILABLE
 from bot.corpus.feeds import JOB_PREFIX as FEED_JOB_PREFIX
 from bot.corpus.feeds import sync_jobs
+from bot.corpus.fetch import Fetcher
 from bot.ops.defaults import DEFAULT_HOST
 from bot.ops.health import health_report
 from bot.ops.heartbeats import Heartbeats
 from bot.ops.settings import ConfigError
-from bot.scheduler import Deliveries, start_background, tick_job
+from bot.scheduler import Deliveries, add_provider_jobs, start_background, tick_job
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +195,8 @@ def _start(process: Process) -> None:
         job = tick_job(services.core, utc_now, deliveries, deliveries.platforms, process.stop,
                        Heartbeats(services.db))
         process.scheduler = start_background(job, process.tick_seconds, run_now=True)
+        add_provider_jobs(process.scheduler, services.core, utc_now, process.stop, process.tick_seconds,
+                          run_now=True)
         _schedule_feeds(process.scheduler, services)
         _schedule_embedding(process.scheduler, services, process.stop)
 
@@ -239,6 +242,7 @@ def _shut_down(process: Process) -> None:
     for app in process.apps.values():
         app.stop_accepting()
     process.services.core.stop()  # adds waiting on pages answer now instead of at their deadline
+    Fetcher.stop_all()  # provider fetches in flight (follows, feeds) are cut and end their jobs
     if process.scheduler is not None:
         # The tick in flight finishes its current post (Discord's loop is still up for it).
         waiter = threading.Thread(target=process.scheduler.shutdown, kwargs={"wait": True}, daemon=True)

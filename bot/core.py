@@ -12,11 +12,12 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime, timezone
+from functools import partial
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
 from bot.channels.channels import Channels
-from bot.feature import Features, TickReport
+from bot.feature import Feature, Features, Step, TickReport, minute_step
 from bot.grammar import Command, NotAllowed, Param, Route, UsageError, route_line, usage_reply
 from bot.messages import Deliver, Incoming, Reaction, Reply
 from bot.ops.logs import event
@@ -59,23 +60,21 @@ class PaperClub:
                                private=True)
         self.commands: dict[str, Command] = {c.name: c for c in [help_command, *owned]}
 
-    def tick(
-        self,
-        now: datetime,
-        deliver: Deliver,
-        platforms: Iterable[str],
-        stopping: Callable[[], bool] = lambda: False,
-    ) -> TickReport:
-        """The scheduler's minute: every feature's step, in the features' order (papers of
-        the day, polls past their deadline, meeting reminders ...). Once `stopping()` is
-        true no feature starts anything new."""
-        platforms = tuple(platforms)
-        report = TickReport()
-        for feature in self.features:
-            counts = feature.tick(now, deliver, platforms, stopping)
-            if counts:
-                report.counts[feature.name] = counts
+    def tick(self, now: datetime, deliver: Deliver, platforms: Iterable[str],
+             stopping: Callable[[], bool] = lambda: False, providers: bool = True) -> TickReport:
+        """The minute: each feature's step in order (papers of the day, polls ...), then with
+        `providers` their provider work (`serve` runs that on jobs of its own); nothing new
+        starts once `stopping()`."""
+        report, platforms = TickReport(), tuple(platforms)
+        steps = [(f.name, partial(minute_step, f, deliver, platforms)) for f in self.features]
+        for name, step in steps + (list(self.provider_steps().items()) if providers else []):
+            if counts := step(now, stopping):
+                report.counts[name] = {**report.counts.get(name, {}), **counts}
         return report
+
+    def provider_steps(self) -> dict[str, Step]:
+        """Each feature's work that waits on providers (`Feature.provider_step`), by name."""
+        return {f.name: f.provider_step for f in self.features if type(f).provider_step is not Feature.provider_step}
 
     def route(self, text: str) -> Route:
         """How a line will be taken: its command, its arguments, and what an adapter must
@@ -194,3 +193,4 @@ class PaperClub:
         lines += [f"  {c.usage.split(' · ')[0]:<44} {c.summary}" for c in self.commands.values()]
         lines.append("`help COMMAND` explains one, with an example.")
         return "\n".join(lines)
+

@@ -133,6 +133,13 @@ class Feature:
         reaches), start nothing new once `stopping()`; return what it did, as counts."""
         return {}
 
+    def provider_step(self, now: datetime, stopping: Callable[[], bool]) -> dict[str, int]:
+        """Work that waits on a provider outside (a follow's fetch, a Zotero sync): run by a
+        scheduler job of its own, so the minute's posts, polls and reminders never wait for
+        it; exactly-once across processes is its own claims' business. Start nothing new
+        once `stopping()`; return what it did, as counts."""
+        return {}
+
     def settings(self, channel: ChannelSettings) -> list[str]:
         """Its lines in the channel's `settings` answer."""
         return []
@@ -186,6 +193,16 @@ class Feature:
         """Its part of the channel's weekly digest: what happened in [since, until), or
         None when it has nothing to say."""
         return None
+
+
+# One of the scheduler's steps: (now, stopping) -> what it did, as counts.
+Step = Callable[[datetime, Callable[[], bool]], dict[str, int]]
+
+
+def minute_step(feature: Feature, deliver: Deliver, platforms: tuple[str, ...], now: datetime,
+                stopping: Callable[[], bool]) -> dict[str, int]:
+    """A feature's tick as a Step (with `functools.partial` for the first three)."""
+    return feature.tick(now, deliver, platforms, stopping)
 
 
 @dataclass
@@ -283,6 +300,8 @@ __all__ = [
     "Page",
     "PageRoute",
     "Plugin",
+    "Step",
     "TickReport",
     "loaded",
+    "minute_step",
 ]

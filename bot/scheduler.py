@@ -1,4 +1,6 @@
-"""The scheduler: one APScheduler job that runs the core's tick every minute.
+"""The scheduler: one APScheduler job that runs the core's tick every minute, and beside
+it a job per feature whose work waits on providers (follows, Zotero), so a provider that
+stalls holds only its own work, never the minute's posts.
 
 One scheduler per deployment (APScheduler job stores must never be shared), and the
 claims in the database keep posts exactly-once even if that rule is broken. The tick
@@ -21,7 +23,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from bot.core import DATABASE_UNAVAILABLE, PaperClub
-from bot.feature import TickReport
+from bot.feature import Step, TickReport
 from bot.messages import ChannelRef, Deliver, Reply
 from bot.ops.heartbeats import SCHEDULER, Heartbeats
 from bot.ops.logs import event
@@ -32,6 +34,7 @@ log = logging.getLogger(__name__)
 # tick harmless); missed ticks collapse into one; never two ticks at once.
 MISFIRE_GRACE_SECONDS = 50
 TICK_JOB = "paperclub-tick"
+PROVIDER_JOB_PREFIX = "paperclub-providers-"
 
 
 class Deliveries:
@@ -67,7 +70,7 @@ def tick_job(
         started = time.perf_counter()
         now = clock()
         try:
-            report = core.tick(now, deliver, platforms, stopping=stop.is_set)
+            report = core.tick(now, deliver, platforms, stopping=stop.is_set, providers=False)
             if beats is not None:
                 beats.beat(SCHEDULER, now, _summary(report))
         except DATABASE_UNAVAILABLE as problem:
@@ -81,6 +84,46 @@ def tick_job(
             event(log, "tick", **report.flat(), ms=(time.perf_counter() - started) * 1000)
 
     return run
+
+
+def provider_job(name: str, step: Step, clock: Callable[[], datetime],
+                 stop: threading.Event) -> Callable[[], None]:
+    """One feature's work that waits on providers (follows, Zotero), as a job beside the
+    tick: a stuck provider holds this job, never the minute's posts. Never raises."""
+
+    def run() -> None:
+        if stop.is_set():
+            return
+        started = time.perf_counter()
+        try:
+            counts = step(clock(), stop.is_set)
+        except DATABASE_UNAVAILABLE as problem:
+            log.warning("%s skipped: the database is unreachable (%s); the next run retries",
+                        name, type(problem).__name__)
+            return
+        except Exception:  # one bad run must not stop the next
+            log.exception("%s failed; the next run retries", name)
+            return
+        if counts:
+            event(log, name, **counts, ms=(time.perf_counter() - started) * 1000)
+
+    return run
+
+
+def add_provider_jobs(scheduler: BaseScheduler, core: PaperClub, clock: Callable[[], datetime],
+                      stop: threading.Event, seconds: int = 60, run_now: bool = False) -> list[str]:
+    """A job per feature with provider work, each on the tick's period, one run at a time
+    (a run still going when the next is due: the next is skipped, not queued), the first
+    at once with `run_now`; the jobs' ids."""
+    ids = []
+    for name, step in core.provider_steps().items():
+        job_id = f"{PROVIDER_JOB_PREFIX}{name}"
+        scheduler.add_job(provider_job(name, step, clock, stop), tick_trigger(seconds), id=job_id,
+                          misfire_grace_time=MISFIRE_GRACE_SECONDS, coalesce=True, max_instances=1,
+                          replace_existing=True,
+                          **({"next_run_time": datetime.now(timezone.utc)} if run_now else {}))
+        ids.append(job_id)
+    return ids
 
 
 def _summary(report: TickReport) -> str:

@@ -13,9 +13,10 @@ class FakeCore:
     def __init__(self):
         self.calls = []
 
-    def tick(self, now, deliver, platforms, stopping=None):
+    def tick(self, now, deliver, platforms, stopping=None, providers=True):
         from bot.feature import TickReport
 
+        assert providers is False  # a serving process runs the providers' work on jobs of its own
         self.calls.append((now, deliver, platforms))
         return TickReport()
 
@@ -50,7 +51,7 @@ class Refusing:
     def __init__(self, error):
         self.error = error
 
-    def tick(self, now, deliver, platforms, stopping=None):
+    def tick(self, now, deliver, platforms, stopping=None, providers=True):
         raise self.error
 
 
@@ -77,7 +78,7 @@ def test_a_set_stop_flag_runs_no_tick_and_the_tick_sees_it():
     stop = threading.Event()
     job = tick_job(core, lambda: datetime.now(timezone.utc), object(), ["slack"], stop)
     seen = []
-    def tick(now, deliver, platforms, stopping):
+    def tick(now, deliver, platforms, stopping, providers=True):
         from bot.feature import TickReport
 
         seen.append(stopping())

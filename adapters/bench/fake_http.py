@@ -2,13 +2,15 @@
 the requests, and answers each from a handler unless a queued fault comes first.
 
 Faults, taken one per request in order (`fail("429", "503")`): "429" (Retry-After: 1),
-"503" (Retry-After: 1), "timeout" (no answer until `release` is set or the fake
-stops), "malformed" (200 with a body that is not the format), "nested" (200 with JSON nested
-100,000 deep)."""
+"503" (Retry-After: 1), "retry-after=N" (429 with Retry-After: N), "timeout" (no answer
+until `release` is set or the fake stops), "drip" (200 whose 1,000-byte body comes a
+byte every 50 ms, until `release`), "malformed" (200 with a body that is not the
+format), "nested" (200 with JSON nested 100,000 deep)."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -41,6 +43,12 @@ class FakeServer:
                 if fault in ("429", "503"):
                     self._send(int(fault), "text/plain", b"slow down", [("Retry-After", "1")])
                     return
+                if fault and fault.startswith("retry-after="):
+                    self._send(429, "text/plain", b"slow down", [("Retry-After", fault.partition("=")[2])])
+                    return
+                if fault == "drip":
+                    self._drip()
+                    return
                 if fault == "malformed":
                     self._send(200, "text/html", fake.malformed)
                     return
@@ -48,6 +56,18 @@ class FakeServer:
                     self._send(200, "application/json", b"[" * 100_000 + b"]" * 100_000)
                     return
                 self._send(*answer(parts.path, params))
+
+            def _drip(self):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "1000")
+                self.end_headers()
+                for _ in range(1000):
+                    if fake.release.is_set():
+                        return
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.05)
 
             def _send(self, status, kind, body, extra=()):
                 self.send_response(status)

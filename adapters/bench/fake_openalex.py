@@ -81,6 +81,7 @@ class FakeOpenAlex(FakeServer):
         self.works = list(works or [])
         self.authors = list(authors or [])
         self.cursor_needs_key = False  # answer cursor paging with 401, as OpenAlex may without an API key
+        self.page_most: int | None = None  # answer at most this many works a page, whatever was asked
         super().__init__(self.answer)
 
     @property
@@ -113,12 +114,19 @@ class FakeOpenAlex(FakeServer):
             found = [w for w in self.works if _matches(w, params.get("filter", [""])[0])]
         except ValueError as problem:  # OpenAlex refuses a filter it does not know
             return 403, "application/json", json.dumps({"error": str(problem)}).encode()
+        sort = params.get("sort", [""])[0]
+        if sort:  # publication_date or publication_date:asc / :desc, as OpenAlex takes it
+            field_name, _, order = sort.partition(":")
+            if field_name != "publication_date" or order not in ("", "asc", "desc"):
+                return 403, "application/json", json.dumps({"error": f"{sort} is not a valid sort"}).encode()
+            found.sort(key=lambda w: w.published, reverse=order == "desc")
         per_page = int(params.get("per-page", ["25"])[0])
         if not 1 <= per_page <= 200:
             return 400, "application/json", b'{"error": "per-page must be between 1 and 200"}'
         cursor = params.get("cursor", [None])[0]
         if cursor is not None and self.cursor_needs_key:
             return 401, "application/json", b'{"error": "Cursor paging requires an API key"}'
+        per_page = min(per_page, self.page_most or per_page)
         page_number = int(params.get("page", ["1"])[0])
         if cursor is None:  # basic paging
             offset = (page_number - 1) * per_page

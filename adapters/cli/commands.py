@@ -177,10 +177,12 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
     services = open_services(args.database_url, args.at)
     report = services.core.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
+    said = ("posted", "empty", "failed", "skipped", "polls_closed")
+    rest = [f"{value} {name.replace('_', ' ')}" for name, value in report.flat().items() if value and name not in said]
     print(
         f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {report['posted']} posted, "
         f"{report['empty']} with nothing left, {report['failed']} failed, {report['skipped']} skipped, "
-        f"{report['polls_closed']} polls closed",
+        f"{report['polls_closed']} polls closed" + "".join(f", {part}" for part in rest),
         file=sys.stderr,
     )
     return 1 if report['failed'] else 0

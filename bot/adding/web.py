@@ -24,7 +24,6 @@ import os
 import re
 import socket
 import ssl
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from w3lib.encoding import html_to_unicode
 
 from bot.adding.addresses import AddressPolicy, public_only
 from bot.adding.settings import AddSettings
+from bot.corpus.cutoffs import Cutoffs
 from bot.corpus.fetch import HostLimiter, retry_after_seconds, user_agent
 
 log = logging.getLogger(__name__)
@@ -267,78 +267,6 @@ def _label(label: str, host: str) -> str:
     if len(encoded) > 63:
         raise FetchFailed("unreadable", f"{host[:80]}: a label longer than 63 characters")
     return encoded
-
-
-class Cutoffs:
-    """Shuts connections down at their deadlines, from one watchdog thread.
-
-    A socket timeout bounds one read; a server that sends a byte every 0.2 s passes
-    every such check while holding the reader for as long as it likes. Shutting the
-    socket down wakes a read blocked in any thread at once. `cut_all` ends every
-    request in flight (the process is stopping), and every one that connects after it:
-    a fetch that was connecting while the process stopped would otherwise hold the exit
-    until its deadline. The thread runs only while there are requests to watch."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._watched: dict[int, tuple[float, http.client.HTTPConnection]] = {}
-        self._thread: threading.Thread | None = None
-        self._stopped = False
-
-    def watch(self, connection: http.client.HTTPConnection, deadline: float) -> None:
-        with self._changed:
-            self._watched[id(connection)] = (deadline, connection)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="add-cutoffs", daemon=True)
-                self._thread.start()
-            self._changed.notify()
-
-    def connected(self, connection: http.client.HTTPConnection) -> None:
-        """A watched connection has its socket now: cut it at once when `cut_all` came
-        while it was connecting (it had no socket to shut down then)."""
-        with self._changed:
-            stopped = self._stopped
-        if stopped:
-            _cut(connection)
-
-    def forget(self, connection: http.client.HTTPConnection) -> None:
-        with self._changed:
-            self._watched.pop(id(connection), None)
-            self._changed.notify()  # the watchdog ends once nothing is left to watch
-
-    def cut_all(self) -> None:
-        with self._changed:
-            self._stopped = True
-            watched = [connection for _, connection in self._watched.values()]
-        for connection in watched:
-            _cut(connection)
-
-    def _run(self) -> None:
-        while True:
-            with self._changed:
-                if not self._watched:  # nothing in flight: the thread ends (`watch` starts another)
-                    self._thread = None
-                    return
-                now = time.monotonic()
-                due = [key for key, (deadline, _) in self._watched.items() if deadline <= now]
-                expired = [self._watched.pop(key)[1] for key in due]
-                nearest = min((deadline for deadline, _ in self._watched.values()), default=now)
-                if not expired:
-                    self._changed.wait(nearest - now)
-            for connection in expired:
-                _cut(connection)
-
-
-def _cut(connection: http.client.HTTPConnection) -> None:
-    sock = connection.sock
-    if sock is None:
-        return
-    try:
-        # socket.socket's own shutdown, also under TLS: SSLSocket.shutdown would drop its
-        # SSL object under the reading thread's feet.
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    except OSError:
-        pass  # closed already
 
 
 def _resolve(host: str, port: int) -> list[str]:

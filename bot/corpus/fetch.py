@@ -4,7 +4,15 @@
 3 seconds per host at most (a process-wide, thread-safe `HostLimiter`), a User-Agent
 naming paperclub, timeouts, retries with exponential backoff on 429/503 (Retry-After
 honoured), and paging through arXiv API queries (`start`/`max_results`) up to a cap of
-entries. Its clock and sleep are injectable, so tests never wait.
+entries and of pages. Its sleep is injectable, so tests never wait.
+
+Every request ends by a deadline, not only per socket operation: a server that drips a
+byte at a time is cut by a watchdog (bot.corpus.cutoffs) at the request's end, and a
+caller's own deadline (the scheduled provider work gives each follow one) bounds the
+waits too: a Retry-After longer than the time left is not slept but raised as
+`OutOfTime`, saying how long the provider asked for, so the caller can put the work off
+to a stored time. `stop()` (the process is shutting down) cuts every request in flight
+and ends every wait at once.
 """
 
 from __future__ import annotations
@@ -19,14 +27,16 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import weakref
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from bot import __version__
+from bot.corpus.cutoffs import Cutoffs, Late, read_until
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +51,18 @@ class FeedError(ValueError):
 
 class FetchError(RuntimeError):
     """A feed that could not be fetched; the message names the URL and what happened."""
+
+
+class OutOfTime(FetchError):
+    """A request that could not be made or finished in the time it had: its deadline came,
+    the process is stopping, or the provider asked to wait longer than is left. `wait`:
+    the seconds the provider asked for (Retry-After), when that is why; `stopping`:
+    whether the process stopping is why."""
+
+    def __init__(self, message: str, wait: float | None = None, stopping: bool = False):
+        super().__init__(message)
+        self.wait = wait
+        self.stopping = stopping
 
 
 # --- fetching -----------------------------------------------------------------------------
@@ -98,8 +120,10 @@ class FetchPolicy:
     max_backoff: float = 120.0
     max_retry_after: float = 600.0  # a longer Retry-After: give up until the next run
     timeout: float = 30.0  # seconds, per connect and per read
+    request_seconds: float = 120.0  # one request in all: connect, headers, body (a drip is cut)
     page_size: int = 100  # entries per arXiv API request
     max_entries: int = 500  # entries per refresh at most (arXiv queries)
+    max_pages: int = 20  # pages per refresh at most: a server answering one entry a page stops here
     max_bytes: int = 50_000_000  # per response
 
     @classmethod
@@ -152,30 +176,53 @@ class _HttpOnlyRedirects(urllib.request.HTTPRedirectHandler):
 class Fetcher:
     """GET with manners; `fetch(url)` returns the pages of a feed."""
 
+    # Every fetcher of the process, for `stop_all` at shutdown (a feed refresh makes its own).
+    _made: ClassVar[weakref.WeakSet[Fetcher]] = weakref.WeakSet()
+
     def __init__(
         self,
         policy: FetchPolicy | None = None,
         limiter: HostLimiter | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], object] | None = None,
         agent: str | None = None,
     ):
         self.policy = policy or FetchPolicy()
         self.limiter = limiter or DEFAULT_LIMITER
-        self.sleep = sleep
+        self._stopped = threading.Event()
+        # Waits end the moment the process stops (a test's sleep returns at once).
+        self.sleep = sleep or self._stopped.wait
         self.agent = agent or user_agent()
-        self._opener = urllib.request.build_opener(_HttpOnlyRedirects)
+        self.cutoffs = Cutoffs()
+        Fetcher._made.add(self)
+
+    @classmethod
+    def stop_all(cls) -> None:
+        """The process is shutting down: `stop` every fetcher it made."""
+        for fetcher in list(cls._made):
+            fetcher.stop()
+
+    def stop(self) -> None:
+        """The process is shutting down: every request in flight is cut, every wait ends,
+        and no request starts; each raises OutOfTime."""
+        self._stopped.set()
+        self.cutoffs.cut_all()
 
     # -- one request ---------------------------------------------------------------------
 
-    def get(self, url: str) -> bytes:
-        """The body of a 2xx answer, after up to `max_attempts` tries; else FetchError."""
+    def get(self, url: str, deadline: float | None = None) -> bytes:
+        """The body of a 2xx answer, after up to `max_attempts` tries; else FetchError.
+        `deadline` (time.monotonic()): nothing, waits included, goes past it; what would
+        is OutOfTime."""
         host = urlsplit(url).hostname or ""
         last = ""
         for attempt in range(1, self.policy.max_attempts + 1):
-            self.limiter.wait(host)
+            self._check(url)
+            if self.limiter.wait(host, until=deadline) is None:
+                raise OutOfTime(f"{url}: no turn at {host} before the deadline")
+            self._check(url)
             retry_after: float | None = None
             try:
-                return self._request(url)
+                return self._request(url, deadline)
             except urllib.error.HTTPError as answer:
                 status = answer.code
                 last = f"HTTP {status} {answer.reason}".rstrip()
@@ -189,16 +236,19 @@ class Fetcher:
                 reason = getattr(problem, "reason", None) or problem
                 last = f"network error ({reason})"
             if retry_after is not None and retry_after > self.policy.max_retry_after:
-                raise FetchError(
+                raise OutOfTime(
                     f"{url}: {last} asking to retry after {retry_after:.0f} s, longer than the "
                     f"{self.policy.max_retry_after:.0f} s a refresh waits; "
-                    "the next scheduled run will try again"
+                    "the next scheduled run will try again", retry_after
                 )
             if attempt == self.policy.max_attempts:
                 break
             wait = min(self.policy.backoff_base * 2 ** (attempt - 1), self.policy.max_backoff)
             if retry_after is not None:
                 wait = max(wait, retry_after)
+            if deadline is not None and time.monotonic() + wait > deadline:
+                raise OutOfTime(f"{url}: {last}; a retry in {wait:.0f} s would be past the deadline",
+                                retry_after)
             log.warning(
                 "%s: %s, attempt %d of %d; retrying in %.0f s",
                 url, last, attempt, self.policy.max_attempts, wait,
@@ -210,22 +260,38 @@ class Fetcher:
             + "; the next scheduled run will try again"
         )
 
-    def _request(self, url: str) -> bytes:
+    def _check(self, url: str) -> None:
+        if self._stopped.is_set():
+            raise OutOfTime(f"{url}: not fetched: paperclub is stopping", stopping=True)
+
+    def _request(self, url: str, deadline: float | None) -> bytes:
         request = urllib.request.Request(url, headers={"User-Agent": self.agent, "Accept": "*/*"})
-        with self._opener.open(request, timeout=self.policy.timeout) as response:
-            body: bytes = response.read(self.policy.max_bytes + 1)  # urllib types the answer as Any
-        if len(body) > self.policy.max_bytes:
-            raise FetchError(f"{url}: the answer is larger than {self.policy.max_bytes:,} bytes")
-        return body
+        started = time.monotonic()
+        end = started + self.policy.request_seconds
+        end = end if deadline is None else min(end, deadline)
+        try:
+            answer = read_until(request, end, self.cutoffs, self.policy.timeout, self.policy.max_bytes,
+                                _HttpOnlyRedirects())
+        except Late as late:
+            if self._stopped.is_set():
+                raise OutOfTime(f"{url}: cut short: paperclub is stopping", stopping=True) from None
+            raise OutOfTime(f"{url}: cut short: {late}") from None
+        except ValueError as problem:  # larger than max_bytes
+            raise FetchError(f"{url}: {problem}") from None
+        return answer.body
 
     # -- a whole feed --------------------------------------------------------------------
 
-    def fetch(self, url: str) -> list[Page]:
+    def fetch(self, url: str, deadline: float | None = None) -> list[Page]:
         """One page, or for an arXiv API query every page up to `max_entries`: `start`
         moves on by the entries received; paging stops at an empty or unreadable page,
-        at opensearch:totalResults, or at the cap (or the URL's own max_results)."""
+        at opensearch:totalResults, or at the cap (or the URL's own max_results). It also
+        stops, keeping the pages it has, at `max_pages` and at `deadline` (OutOfTime only
+        when not even the first page came). A page with more entries than a whole refresh
+        takes is refused before anything reads them (a recording may ignore max_results;
+        58,000 entries on one page is not a listing)."""
         if not is_arxiv_query(url):
-            return [_page(url, self.get(url))]
+            return [_page(url, self.get(url, deadline))]
         parts = urlsplit(url)
         params = [
             (k, v)
@@ -240,11 +306,20 @@ class Fetcher:
             raise FetchError(f"{url}: start and max_results must be whole numbers") from None
         pages: list[Page] = []
         got = 0
-        while got < wanted:
+        while got < wanted and len(pages) < self.policy.max_pages:
             size = min(self.policy.page_size, wanted - got)
             query = urlencode([*params, ("start", first + got), ("max_results", size)], safe=":,")
             page_url = urlunsplit(parts._replace(query=query))
-            page = _page(page_url, self.get(page_url))
+            try:
+                page = _page(page_url, self.get(page_url, deadline))
+            except OutOfTime:
+                if not pages:
+                    raise
+                log.info("%s: paging stopped after %d pages: out of time", url, len(pages))
+                break
+            if page.entries is not None and page.entries > self.policy.max_entries:
+                raise FetchError(f"{page_url}: a page of {page.entries:,} entries, more than the "
+                                 f"{self.policy.max_entries:,} a refresh takes; {size} were asked for")
             pages.append(page)
             if not page.entries:  # None (unreadable: the import reports it) or 0 (the end)
                 break

@@ -74,9 +74,11 @@ class ArxivListing:
                   "sortOrder": "ascending", "max_results": self.fetcher.policy.max_entries}
         return f"{self.api_url}?{urlencode(params, safe=':[]')}"
 
-    def entries(self, category: str, words: str, start: datetime, end: datetime) -> Listing:
-        """The entries submitted in the window, oldest first, with those skipped."""
-        pages = self.fetcher.fetch(self.url(category, words, start, end))
+    def entries(self, category: str, words: str, start: datetime, end: datetime,
+                deadline: float | None = None) -> Listing:
+        """The entries submitted in the window, oldest first, with those skipped; the
+        pages read by `deadline` (time.monotonic()), the listing cut short there."""
+        pages = self.fetcher.fetch(self.url(category, words, start, end), deadline)
         listing = Listing()
         seen = 0
         total = None

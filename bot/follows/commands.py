@@ -35,7 +35,7 @@ from bot.follows.ingest import Ingest
 from bot.follows.openalex import OpenAlex
 from bot.follows.settings import FollowSettings
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
-from bot.messages import Deliver, Incoming, Reply, counted
+from bot.messages import Incoming, Reply, counted
 from bot.search.engine import Engine
 from bot.services.fetching import FetchPool, MemberBusy, Stopped
 from bot.services.picks import Candidate, FeedbackSource, Picker
@@ -113,12 +113,14 @@ class FollowsFeature(Feature):
                     params=(Param("window", "e.g. 7d, or off", required=True),)),
         ]
 
-    def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
-             stopping: Callable[[], bool]) -> dict[str, int]:
+    def provider_step(self, now: datetime, stopping: Callable[[], bool]) -> dict[str, int]:
+        """The follows' fetches, on a job of their own beside the minute's tick."""
         return self.ingest.tick(now, stopping)
 
     def stop(self) -> None:
         self.pool.stop()
+        self.ingest.stop()
+        self.lookup.fetcher.stop()
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         follows = self.follows.of_channel(channel.id)
@@ -343,6 +345,9 @@ class FollowsFeature(Feature):
             week += f" ({shown}{'; …' if brought > 2 else ''})"
         if follow.last_run_at is None:
             state = "first fetch within the day"
+        elif follow.last_status == "waiting" and follow.wait_until:
+            state = f"fetching again after {shown_at(follow.wait_until, zone, '%d %b %H:%M')} " \
+                    f"({(follow.last_message or '').partition(': ')[0]})"
         elif follow.last_status == "failed":
             state = (f"last fetch {shown_at(follow.last_run_at, zone, '%d %b %H:%M')} failed: "
                      f"{(follow.last_message or '')[:160]}")
@@ -385,3 +390,4 @@ def _words(args: str) -> list[str]:
         return shlex.split(args.translate(_QUOTES))
     except ValueError:
         raise UsageError("A quote is not closed.") from None
+

@@ -36,12 +36,13 @@ class FollowView:
     last_run_at: datetime | None
     last_status: str | None
     last_message: str | None
+    wait_until: datetime | None = None
 
     @classmethod
     def of(cls, row: Follow) -> FollowView:
         return cls(row.id, row.channel_id, row.kind, row.target, row.query, row.label, row.collection,
                    as_utc(row.created_at), as_utc(row.fetched_through), as_utc(row.last_run_at),
-                   row.last_status, row.last_message)
+                   row.last_status, row.last_message, as_utc(row.wait_until))
 
 
 @dataclass(frozen=True)

@@ -33,13 +33,17 @@ class Follow(Base):
     last_run_at: Mapped[datetime | None]
     last_status: Mapped[str | None] = mapped_column(String(20))  # ok | partial (works skipped) | failed
     last_message: Mapped[str | None] = mapped_column(Text)
+    # Put off until then: the provider asked to wait longer than a fetch may take
+    # (Retry-After), or the fetch ran out of time; fetched again after it.
+    wait_until: Mapped[datetime | None]
 
 
 class FollowClaim(Base):
     """The right to fetch one follow on one (UTC) day: inserted with ON CONFLICT DO
     NOTHING, so of several schedulers exactly one fetches. States: claimed -> done |
-    failed (taken again after a back-off); a claim left "claimed" past its lease was
-    abandoned by a process that died, and is taken again."""
+    failed (taken again after a back-off) | deferred (taken again once the follow's
+    `wait_until` passed); a claim left "claimed" past its lease was abandoned by a
+    process that died, and is taken again."""
 
     __tablename__ = "follow_claims"
     __table_args__ = (UniqueConstraint("follow_id", "day", name="uq_follow_claim"),)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from datetime import date
 from urllib.parse import urlencode
 
-from bot.corpus.fetch import Fetcher, FetchError, json_answer
+from bot.corpus.fetch import Fetcher, FetchError, OutOfTime, json_answer
 from bot.follows import answers
 from bot.follows.answers import Author, OpenAlexError, Skip, Work
 
@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 PER_PAGE = 200  # OpenAlex's largest page
 OR_MAX = 50  # values joined with | in one filter
 PAGE_PAGING_MAX = 10_000  # works basic paging reaches without a key
+PAGES_MAX = 10  # pages per request at most: a cursor that never ends, or pages of one work, stop here
+OLDEST_FIRST = "publication_date:asc"  # so a fetch cut short can resume from the last day it read
 AUTHORS_SHOWN = 8
 
 
@@ -67,48 +69,63 @@ class OpenAlex:
 
     # --- works ----------------------------------------------------------------------------
 
-    def works(self, filters: str, limit: int) -> Iterator[Work | Skip]:
-        """Every work matching `filters` (OpenAlex's filter syntax), page by page with the
-        cursor, up to `limit`, each a Work or a Skip (why it was left out). Should OpenAlex
-        refuse cursor paging without an API key (401), the rest is read by page number
-        (keyless, up to PAGE_PAGING_MAX works)."""
+    def works(self, filters: str, limit: int, deadline: float | None = None) -> Iterator[Work | Skip]:
+        """Every work matching `filters` (OpenAlex's filter syntax), oldest first, page by
+        page with the cursor, up to `limit`, each a Work or a Skip (why it was left out).
+        After PAGES_MAX pages, or when `deadline` (time.monotonic()) comes, OutOfTime is
+        raised after the works read so far. Should OpenAlex refuse cursor paging without
+        an API key (401), the rest is read by page number (keyless, up to PAGE_PAGING_MAX
+        works)."""
         cursor: str | None = "*"
         seen = 0
-        while cursor and seen < limit:
+        for _page in range(PAGES_MAX):
+            if not cursor or seen >= limit:
+                return
             try:
-                body = self._json(self._url("/works", filter=filters, cursor=cursor, **{"per-page": PER_PAGE}))
+                body = self._json(self._url("/works", filter=filters, sort=OLDEST_FIRST, cursor=cursor,
+                                            **{"per-page": PER_PAGE}), deadline)
             except OpenAlexError:
+                raise
+            except OutOfTime:
                 raise
             except FetchError as problem:
                 if "HTTP 401" not in str(problem):
                     raise
-                yield from self._numbered(filters, seen, min(limit, PAGE_PAGING_MAX))
+                yield from self._numbered(filters, seen, min(limit, PAGE_PAGING_MAX), deadline)
                 return
-            rows = answers.results(body, "/works")
+            rows = _page_rows(body)
             yield from _works(rows[: limit - seen], seen)
             seen += len(rows)
             cursor = answers.next_cursor(body) if rows else None
+        if cursor and seen < limit:
+            raise OutOfTime(f"OpenAlex /works?filter={filters[:80]}: stopped after {PAGES_MAX} pages")
 
-    def _numbered(self, filters: str, seen: int, limit: int) -> Iterator[Work | Skip]:
+    def _numbered(self, filters: str, seen: int, limit: int, deadline: float | None) -> Iterator[Work | Skip]:
         """Basic paging (page=1, 2 ...) from the `seen`-th work on."""
         page = seen // PER_PAGE + 1
-        while seen < limit:
-            rows = answers.results(
-                self._json(self._url("/works", filter=filters, page=page, **{"per-page": PER_PAGE})), "/works")
+        for _page in range(PAGES_MAX):
+            if seen >= limit:
+                return
+            rows = _page_rows(self._json(self._url("/works", filter=filters, sort=OLDEST_FIRST, page=page,
+                                                   **{"per-page": PER_PAGE}), deadline))
             yield from _works(rows[: limit - seen], seen)
             seen += len(rows)
             if len(rows) < PER_PAGE:
                 return
             page += 1
+        if seen < limit:
+            raise OutOfTime(f"OpenAlex /works?filter={filters[:80]}: stopped after {PAGES_MAX} pages")
 
-    def by_author(self, author: str, since: date, limit: int) -> Iterator[Work | Skip]:
-        return self.works(f"authorships.author.id:{author},from_publication_date:{since.isoformat()}", limit)
+    def by_author(self, author: str, since: date, limit: int, deadline: float | None = None) -> Iterator[Work | Skip]:
+        return self.works(f"authorships.author.id:{author},from_publication_date:{since.isoformat()}", limit,
+                          deadline)
 
-    def citing(self, cited: list[str], since: date, limit: int) -> Iterator[Work | Skip]:
+    def citing(self, cited: list[str], since: date, limit: int,
+               deadline: float | None = None) -> Iterator[Work | Skip]:
         """Works citing any of `cited` (OpenAlex ids), OR_MAX ids a request."""
         for start in range(0, len(cited), OR_MAX):
             chunk = "|".join(cited[start : start + OR_MAX])
-            yield from self.works(f"cites:{chunk},from_publication_date:{since.isoformat()}", limit)
+            yield from self.works(f"cites:{chunk},from_publication_date:{since.isoformat()}", limit, deadline)
 
     def resolve(self, dois: list[str]) -> dict[str, str]:
         """{doi (lower case): OpenAlex work id} for the DOIs OpenAlex knows (an arXiv
@@ -130,15 +147,24 @@ class OpenAlex:
             params["mailto"] = self.mailto
         return f"{self.base}{path}?{urlencode(params, safe=':,|*')}"
 
-    def _json(self, url: str) -> object:
+    def _json(self, url: str, deadline: float | None = None) -> object:
         """The answer as parsed JSON, of whatever shape OpenAlex gave it: bot.follows.answers checks."""
-        body = self.fetcher.get(url)
+        body = self.fetcher.get(url, deadline)
         try:
             return json_answer(body)
         except ValueError as problem:
             reason = f"the answer is {problem}" if str(problem).startswith("not ") else str(problem)
             raise OpenAlexError(f"{url}: OpenAlex answered something that is not JSON it can read: {problem} "
                                 f"({body[:60]!r})", reason) from None
+
+
+def _page_rows(body: object) -> list[object]:
+    """A page's works; more than a page holds is not a page (refused before reading one)."""
+    rows = answers.results(body, "/works")
+    if len(rows) > PER_PAGE:
+        raise OpenAlexError(f"OpenAlex answered a page of {len(rows):,} works, when {PER_PAGE} were asked for",
+                            f"a page of {len(rows):,} works")
+    return rows
 
 
 def _works(rows: list[object], seen: int) -> Iterator[Work | Skip]:

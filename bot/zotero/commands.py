@@ -20,7 +20,7 @@ from bot.channels.schedule import shown_at
 from bot.corpus.feeds import FeedSource
 from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, first_word_in, number, require_manager
-from bot.messages import Deliver, Incoming, Reply, counted
+from bot.messages import Incoming, Reply, counted
 from bot.zotero import answers
 from bot.zotero.api import ZoteroApi, ZoteroError, ZoteroJunk
 from bot.zotero.imports import ZoteroFeed
@@ -179,8 +179,8 @@ class ZoteroFeature(Feature):
             return []
         return [f"Zotero: {status.where}. " + " ".join(_progress(status, self.zone_of(channel)))]
 
-    def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
-             stopping: Callable[[], bool]) -> dict[str, int]:
+    def provider_step(self, now: datetime, stopping: Callable[[], bool]) -> dict[str, int]:
+        """The linked groups' syncs, on a job of their own beside the minute's tick."""
         return self.sync.tick(now, stopping)
 
 

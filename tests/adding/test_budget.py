@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bot.adding.web import ChatFetchPolicy, Cutoffs, link_problem
+from bot.adding.web import ChatFetchPolicy, link_problem
+from bot.corpus.cutoffs import Cutoffs
 from tests.adding.conftest import closed_port, counts, providers_for, say, stored
 from tests.adding.slow_pages import SlowPages
 
