@@ -9,11 +9,11 @@ are one paper in the library.
 from __future__ import annotations
 
 import html
-import json
 import re
 from typing import Any
 
 from bot.corpus import identifiers
+from bot.corpus.fetch import json_answer
 from bot.corpus.records import PaperRecord, clean_space
 
 _TAG = re.compile(r"<[^>]*>")
@@ -29,10 +29,12 @@ class NotAWork(ValueError):
 
 def parse_work(body: str) -> PaperRecord:
     try:
-        answer = json.loads(body)
-    except ValueError:
-        raise NotAWork("not JSON") from None
-    work = answer.get("message") if isinstance(answer, dict) else None
+        answer = json_answer(body)  # strict, and nesting past reason is refused, not a RecursionError
+    except ValueError as problem:
+        raise NotAWork(str(problem)) from None
+    if not isinstance(answer, dict):
+        raise NotAWork("no work in the answer")
+    work = answer.get("message")
     if not isinstance(work, dict) or answer.get("message-type") != "work":
         raise NotAWork("no work in the answer")
     title = strip_jats(" ".join(_strings(work.get("title"))[:1]))  # titles carry markup and &amp; too

@@ -6,12 +6,12 @@ values. Both are read.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timezone
 from typing import Any
 
 from bot.corpus import identifiers
+from bot.corpus.fetch import json_answer
 from bot.corpus.records import PaperRecord, clean_space
 
 _YEAR = re.compile(r"(?<!\d)(19|20)\d{2}(?!\d)")
@@ -25,9 +25,9 @@ class NotANote(ValueError):
 
 def parse_notes(body: str, forum: str) -> PaperRecord:
     try:
-        answer = json.loads(body)
-    except ValueError:
-        raise NotANote("not JSON") from None
+        answer = json_answer(body)  # strict, and nesting past reason is refused, not a RecursionError
+    except ValueError as problem:
+        raise NotANote(str(problem)) from None
     notes = answer.get("notes") if isinstance(answer, dict) else None
     if not notes or not isinstance(notes[0], dict):
         raise NotANote(f"no note {forum}")

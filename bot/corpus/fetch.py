@@ -367,12 +367,12 @@ def retry_after_seconds(headers: Any) -> float | None:
         return None
 
 
-def json_answer(body: bytes) -> object:
+def json_answer(body: bytes | str) -> object:
     """An answer's JSON, read strictly: UTF-8, no NaN or Infinity, numbers of sane length,
     nesting within the interpreter's reach. ValueError saying why otherwise, never a
     RecursionError: a provider's junk is refused by its client, not met as a bug."""
     try:
-        text = body.decode("utf-8")
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
     try:

@@ -80,6 +80,8 @@ def _objects(text: str, path: str) -> Iterator[tuple[int, Any]]:
         if line.strip():
             try:
                 yield number, json.loads(line)
+            except RecursionError:
+                raise CorpusFormatError(path, number, "JSON nested too deep to read") from None
             except json.JSONDecodeError as error:
                 # A broken last line without a line end is where a cut file stops.
                 cut = _CUT if number == len(lines) else ""
@@ -90,6 +92,8 @@ def _objects(text: str, path: str) -> Iterator[tuple[int, Any]]:
 def _array_items(text: str, path: str) -> Iterator[tuple[int, Any]]:
     try:
         items = json.loads(text)
+    except RecursionError:
+        raise CorpusFormatError(path, 1, "JSON nested too deep to read") from None
     except json.JSONDecodeError as error:
         cut = "" if text.rstrip().endswith("]") else _CUT  # the array never closes
         message = f"not valid JSON ({error.msg}){cut}"

@@ -9,7 +9,7 @@ import pytest
 
 from bot.adding.addresses import any_address, policy_from_env, public_only
 from bot.adding.citation_meta import HEAD_BYTES, TitleTooLong, parse_page
-from bot.adding.crossref import parse_work, strip_jats
+from bot.adding.crossref import NotAWork, parse_work, strip_jats
 from bot.adding.openreview import NotANote, parse_notes
 from bot.corpus.identifiers import find_all
 from tests.adding import recorded
@@ -74,6 +74,17 @@ def test_openreview_v1_plain_values_and_an_empty_answer():
     assert record.external_ids == {"openreview": "rJ4km2R5t7"}
     with pytest.raises(NotANote):
         parse_notes('{"notes": [], "count": 0}', "nothing")
+
+
+
+@pytest.mark.parametrize("body", ["[" * 100_000 + "]" * 100_000, '{"message": NaN}', "<html>busy</html>"])
+def test_junk_from_crossref_or_openreview_is_refused_as_junk_never_a_crash(body):
+    """JSON nested past the interpreter's reach used to escape as a RecursionError (a
+    "Something went wrong" to the member); now it is an answer that cannot be read."""
+    with pytest.raises(NotAWork):
+        parse_work(body)
+    with pytest.raises(NotANote):
+        parse_notes(body, "rJ4km2R5t7")
 
 
 def test_a_submission_under_review_has_no_venue_but_its_year():

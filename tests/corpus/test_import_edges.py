@@ -351,3 +351,11 @@ def test_a_file_past_the_size_cap_is_refused_before_it_is_read(library, tmp_path
     refused(
         library, path, 1, f"the file is {size:,} bytes, at most 1,000 are read at once: split it"
     )
+
+
+def test_json_nested_past_reason_is_refused_with_its_line_not_a_crash(library, tmp_path):
+    deep = "[" * 100_000 + "]" * 100_000
+    path = cut(tmp_path, "deep.jsonl", '{"title": "First"}\n' + deep + "\n")
+    refused(library, path, 2, "JSON nested too deep to read")
+    path = cut(tmp_path, "deep.json", deep)
+    refused(library, path, 1, "JSON nested too deep to read", fmt="jsonl")
