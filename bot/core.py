@@ -16,6 +16,7 @@ from functools import partial
 
 from sqlalchemy.exc import InterfaceError, OperationalError
 
+from bot import grammar
 from bot.channels.channels import Channels
 from bot.feature import Feature, Features, Step, TickReport, minute_step
 from bot.grammar import Command, NotAllowed, Param, Route, UsageError, route_line, usage_reply
@@ -172,7 +173,8 @@ class PaperClub:
             return self._help(incoming, "")
         command = route.command
         if command is None:
-            return Reply(text=f"Unknown command `{route.word}`.\n{self._command_list()}", ephemeral=True, ok=False)
+            unknown = grammar.unknown_command(route.word, self.commands)
+            return Reply(text=f"{unknown}\n{self._command_list()}", ephemeral=True, ok=False)
         try:
             return command.handler(incoming, route.args)
         except (UsageError, QueryError) as problem:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from bot.messages import Incoming, Reply
@@ -252,6 +252,16 @@ def clean_line(text: str) -> str:
         for c in text
         if c in "\t\n\r" or unicodedata.category(c) != "Cc"
     )
+
+
+def unknown_command(word: str, names: Iterable[str]) -> str:
+    """"Unknown command `helpp`. Did you mean `help`?": the nearest command within two
+    edits (a swap of two letters is one), when there is one."""
+    from rapidfuzz import process  # here: only a mistyped command needs it
+    from rapidfuzz.distance import OSA
+
+    nearest = process.extractOne(word.lower()[:40], list(names), scorer=OSA.distance, score_cutoff=2)
+    return f"Unknown command `{word[:40]}`." + (f" Did you mean `{nearest[0]}`?" if nearest else "")
 
 
 def usage_reply(command: Command, problem: str = "") -> Reply:

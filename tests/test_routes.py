@@ -63,7 +63,11 @@ def test_the_answer_takes_the_same_route(core):
     channel = ChannelRef("console", "local", "general")
     assert core.handle(Incoming(channel, member, "fetch\thttps://x.org/a")).text == "args=[https://x.org/a]"
     unknown = core.handle(Incoming(channel, member, "frobnicate"))
-    assert unknown.text.startswith("Unknown command `frobnicate`") and unknown.ephemeral
+    assert unknown.text.startswith("Unknown command `frobnicate`.\n") and unknown.ephemeral
+    # A typo of a command names it (two edits at most; a swap of two letters is one).
+    typo = core.handle(Incoming(channel, member, "helpp")).text
+    assert typo.startswith("Unknown command `helpp`. Did you mean `help`?")
+    assert "Did you mean `fetch`?" in core.handle(Incoming(channel, member, "ftech x")).text
 
 
 def test_a_line_too_long_is_refused_at_once_and_privately_whatever_it_names(core):

@@ -12,6 +12,7 @@ from bot.messages import Incoming, Reply, counted
 from bot.search.engine import SearchBackend
 from bot.search.hybrid import words_only
 from bot.search.query import Query
+from bot.services.replies import EMPTY_LIBRARY
 from store.models import Paper
 
 SEARCH_RESULTS = 5
@@ -71,7 +72,8 @@ class LookupFeature(Feature):
         hits = index.search(query, SEARCH_RESULTS)
         spelling = index.spellcheck(query)  # unknown words and what they may have meant
         if not hits:
-            return Reply(text=index.unknown_filter(query) or spelling.no_match(args))
+            empty = index.filtered_count(Query("")) == 0
+            return Reply(text=EMPTY_LIBRARY if empty else index.unknown_filter(query) or spelling.no_match(args))
         papers = self.library.get_many(h.paper_id for h in hits)
         cards = [card(papers[h.paper_id], self.tokenizer, h) for h in hits if h.paper_id in papers]
         # Of the papers the filters leave, not of the whole corpus.

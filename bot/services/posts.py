@@ -29,6 +29,7 @@ from bot.corpus.library import Library
 from bot.messages import ChannelRef, Deliver, DeliveryRefused, Reply
 from bot.ops.settings import DEFAULT_GRACE
 from bot.search.engine import Engine, SearchBackend
+from bot.search.query import Query
 from bot.services.picks import (
     Candidate,
     CandidateSource,
@@ -420,7 +421,7 @@ class Posts:
         index = self.search.current()
         pick, post_id = self._reserve(index, channel, history[0], history[1], None, "manual", feedback)
         if pick is None:
-            return nothing_left_reply()
+            return nothing_left_reply(library_empty=index.filtered_count(Query("")) == 0)
         paper = self.library.get_many([pick.paper_id])[pick.paper_id]
         reply = self.replies.post(channel, paper, pick, None, post_id)
         with self.db.session() as session:

@@ -111,7 +111,14 @@ def vote_actions(post_id: int, paper_id: int) -> list[Action]:
     ]
 
 
-def nothing_left_reply() -> Reply:
+# What `search`, `next` and a due post say before the library has any paper.
+EMPTY_LIBRARY = ("The library has no papers yet. Add some with `add LINK|ID` (an arXiv id, a DOI or a paper's "
+                 "link), or an operator imports a corpus (`paperclub import FILE`; `paperclub demo` for a sample).")
+
+
+def nothing_left_reply(library_empty: bool = False) -> Reply:
+    if library_empty:
+        return Reply(text=EMPTY_LIBRARY, ok=True)
     return Reply(
         text=(
             "Nothing left to pick: every paper this channel can draw from has been posted. "

@@ -181,3 +181,17 @@ def test_stats_collections_and_search_say_one_paper_post_vote(seeded_copy):
     assert "topic-abstracts (17 papers)" in boss.send("collections").text
     assert boss.send('search denoising author:"Jiaming Song" author:Meng author:Ermon').text.startswith(
         "Top 1 of 2 papers for ")  # the two the filters leave, one matching
+
+
+def test_an_empty_library_says_how_to_fill_it_instead_of_try_fewer_words(database_url, db):
+    """Before any paper: `search` and `next` say the library is empty and how to add papers,
+    not "try fewer words" or "everything was posted"."""
+    from adapters.console import ConsoleSession
+    from bot.app import build_services
+    from bot.services.replies import EMPTY_LIBRARY
+
+    services = build_services(database_url)
+    session = ConsoleSession(services.core, channel="empty", user="alice", manager=True)
+    assert session.send("search diffusion robustness").text == EMPTY_LIBRARY
+    assert session.send("next").text == EMPTY_LIBRARY
+    services.db.dispose()
