@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from bot.channels.times import clock_time, joined_halves
 from bot.core import OUR_FAULT
-from bot.meetings.times import clock_time, joined_halves
 from bot.messages import ChannelRef
 from tests.clock import Clock
 from tests.test_every_line import CHANNELS, START, answer, fuzzed_services

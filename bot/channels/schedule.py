@@ -6,12 +6,16 @@ tests and `paperclub tick --at ...` can travel in time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, timezone
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
+
+from bot.channels.times import NAMED_TIMES, TIME_HOW, clock_time, joined_halves
+from bot.channels.times import (
+    ScheduleError as ScheduleError,  # where the features have always found it
+)
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 DAY_SETS = {"daily": WEEKDAYS, "weekdays": WEEKDAYS[:5], "weekends": WEEKDAYS[5:]}
@@ -21,7 +25,6 @@ _DAY_NAMES = {
         ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"), WEEKDAYS, strict=True
     )),
 }
-_TIME = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 SCHEDULE_USAGE = (
     "schedule HH:MM [ZONE] [daily|weekdays|weekends|mon,wed,fri] (any one part alone changes just that part)  ·  "
@@ -29,10 +32,6 @@ SCHEDULE_USAGE = (
     "schedule pause until YYYY-MM-DD  ·  schedule resume"
 )
 SCHEDULE_EXAMPLE = "schedule 09:00 Europe/Berlin weekdays"
-
-
-class ScheduleError(ValueError):
-    """A schedule a person typed that cannot be used; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -108,10 +107,11 @@ def shown_at(moment: datetime, zone: str, pattern: str = "%a %d %b %H:%M") -> st
 
 
 def parse_time(text: str) -> time:
-    match = _TIME.match(text)
-    if not match:
-        raise ScheduleError(f"`{text}` is not a time: use 24-hour HH:MM, e.g. 09:00 or 17:30")
-    return time(int(match.group(1)), int(match.group(2)))
+    """A time as members write it (09:00, 9am, 5:30pm, 17h30, noon): bot.channels.times."""
+    at = clock_time(text)
+    if at is None:
+        raise ScheduleError(f"`{text}` is not a time: {TIME_HOW}")
+    return at
 
 
 @lru_cache(maxsize=1)
@@ -180,6 +180,7 @@ class ScheduleChange:
 def parse_change(args: list[str]) -> ScheduleChange:
     """A time, a zone and days, each optional and in any order, each at most once:
     `9:00` moves the time alone, `weekends` the days, `Europe/Berlin` the zone."""
+    args = joined_halves(args)  # `9 am` is one time
     if not 1 <= len(args) <= 3:
         raise ScheduleError("give a time, a zone or days (or all three)")
     parts = named_parts(args, _part)
@@ -204,7 +205,7 @@ def named_parts(words: list[str], part: Callable[[str], tuple[str, object]]) -> 
 
 
 def _part(word: str) -> tuple[str, object]:
-    if word[:1].isdigit():
+    if word[:1].isdigit() or word.lower() in NAMED_TIMES:
         return "post_time", parse_time(word)
     if _looks_like_days(word):
         return "days", parse_days(word)

@@ -12,6 +12,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from bot.channels.schedule import WEEKDAYS, ScheduleError, named_parts, parse_days, parse_time
+from bot.channels.times import NAMED_TIMES, joined_halves
 
 WEEK = timedelta(days=7)
 FULL_NAMES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -65,6 +66,7 @@ class WeeklySlot:
 def parse_slot(words: list[str]) -> tuple[str | None, time | None]:
     """(weekday, time) from `mon 09:00`, `09:00 monday`, or either alone; ScheduleError
     on anything else. One day only: a digest is weekly."""
+    words = joined_halves(words)  # `9 am` is one time
     if not 1 <= len(words) <= 2:
         raise ScheduleError("give a day and a time, e.g. `digest mon 09:00`")
     parts = named_parts(words, _part)
@@ -76,12 +78,12 @@ def parse_slot(words: list[str]) -> tuple[str | None, time | None]:
 
 
 def _part(word: str) -> tuple[str, object]:
-    if word[:1].isdigit():
+    if word[:1].isdigit() or word.lower() in NAMED_TIMES:
         return "time", parse_time(word)
     try:
         days = parse_days(word)
     except ScheduleError:
-        raise ScheduleError(f"`{word}` is neither a day (mon ... sun) nor a time (HH:MM)") from None
+        raise ScheduleError(f"`{word}` is neither a day (mon ... sun) nor a time (09:00, 9am)") from None
     if len(days) != 1:
         raise ScheduleError(f"`{word}`: the digest goes out on one day of the week, e.g. mon")
     return "day", days[0]

@@ -21,10 +21,10 @@ from bot.channels.schedule import (
     parse_zone,
     zone_names,
 )
+from bot.channels.times import TIME_HOW, clock_time, hours_and_minutes, hours_only, joined_halves
 from bot.corpus.library import Library
 from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
-from bot.meetings.times import TIME_HOW, clock_time, hours_and_minutes, hours_only, joined_halves
 from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
 from bot.services.meetings import (

@@ -21,9 +21,18 @@ def test_parse_full_and_defaults():
     assert parse_schedule(["18:00", "America/New_York"]).zone == "America/New_York"
 
 
+@pytest.mark.parametrize("words, at", [
+    (["9am"], time(9, 0)), (["9", "am", "Europe/Berlin"], time(9, 0)), (["5:30pm", "weekdays"], time(17, 30)),
+    (["17h30"], time(17, 30)), (["noon", "UTC"], time(12, 0)), (["12am"], time(0, 0)),
+])
+def test_a_time_is_read_as_members_write_it_as_in_meetings(words, at):
+    """Issue 45: `schedule` and `digest` took only HH:MM while `session` took 5pm."""
+    assert parse_schedule(words).post_time == at
+
+
 @pytest.mark.parametrize(
     "words",
-    [["25:00"], ["9"], ["09:60"], ["09:00", "Mars/Olympus"], ["09:00", "fryday"], ["09:00", "UTC", "mon,fryday"],
+    [["25:00"], ["9"], ["09:60"], ["13pm"], ["0am"], ["09:00", "Mars/Olympus"], ["09:00", "fryday"], ["09:00", "UTC", "mon,fryday"],
      ["09:00", "UTC", "daily", "extra"], [], ["09:00", "../../etc/passwd"]],
 )
 def test_bad_schedules_are_refused(words):

@@ -286,5 +286,7 @@ def test_the_slot_follows_the_zone_across_a_clock_change_and_keys_by_iso_week():
 
 def test_parse_slot_reads_day_and_time_in_any_order():
     assert parse_slot(["09:00", "Monday"]) == ("mon", parse_slot(["09:00"])[1])
+    assert parse_slot(["fri", "4", "pm"]) == parse_slot(["16:00", "friday"]) == parse_slot(["16h", "fri"])
+    assert parse_slot(["noon"])[1].hour == 12
     with pytest.raises(ScheduleError):
         parse_slot([])

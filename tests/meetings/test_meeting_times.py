@@ -12,7 +12,7 @@ from sqlalchemy import select
 from adapters.console import ConsoleSession
 from bot.app import build_services
 from bot.channels.schedule import ScheduleError
-from bot.meetings.times import clock_time, joined_halves
+from bot.channels.times import clock_time, joined_halves
 from bot.services.models import MeetingPlan
 from tests.clock import Clock
 

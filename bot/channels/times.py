@@ -1,5 +1,5 @@
-"""Clock times as members write them in a meeting line: 17:30, 5pm, 5:30 pm, 17h, 17h30,
-noon, midnight.
+"""Clock times as members write them, in a schedule, a digest or a meeting line: 17:30,
+5pm, 5:30 pm, 17h, 17h30, noon, midnight.
 
 A small strict grammar rather than a date library: dateutil reads "4.12" (a room) as a
 date and "5" as midnight, and a meeting line needs each word to be a time or plainly
@@ -11,23 +11,27 @@ from __future__ import annotations
 import re
 from datetime import time
 
-from bot.channels.schedule import ScheduleError
+
+class ScheduleError(ValueError):
+    """A schedule a person typed that cannot be used (a time, a zone, days); the message
+    says why."""
+
 
 # ASCII digits only, as everywhere a member types a number (bot/grammar.py).
 _H24 = re.compile(r"([0-9]{1,2}):([0-9]{2})")  # 17:30, 9:00
 _HALF = re.compile(r"([0-9]{1,2})(?::([0-9]{2}))?([ap])\.?m\.?", re.IGNORECASE)  # 5pm, 5:30pm, 5p.m.
 _FRENCH = re.compile(r"([0-9]{1,2})h([0-9]{2})?", re.IGNORECASE)  # 17h, 17h30
-_NAMED = {"noon": time(12, 0), "midnight": time(0, 0)}
+NAMED_TIMES = {"noon": time(12, 0), "midnight": time(0, 0)}
 HALVES = ("am", "pm", "a.m.", "p.m.", "a.m", "p.m")  # the second word of `5 pm`
-TIME_HOW = "write 17:00, 5pm, 5:30pm or 17h30"
+TIME_HOW = "write 17:00, 5pm, 5:30pm, 17h30 or noon"
 
 
 def clock_time(word: str) -> time | None:
     """The time `word` spells; None when it is not written as a time at all (a room
     number, a length). Written as a time but none (25:00, 13pm, 17:75): ScheduleError."""
     text = word.strip().lower()
-    if text in _NAMED:
-        return _NAMED[text]
+    if text in NAMED_TIMES:
+        return NAMED_TIMES[text]
     if match := _H24.fullmatch(text):
         return _checked(word, int(match.group(1)), int(match.group(2)), 23)
     if match := _HALF.fullmatch(text):
