@@ -249,14 +249,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     services = open_services(args.database_url)
     print(f"paperclub demo: importing the bundled corpus into {services.db.describe()}\n")
-    corpus = resources.files("bot") / "demo_corpus"
-    extras = resources.files("bot") / "demo_extras"
-    files = [(corpus / n, c) for n, c in DEMO_COLLECTIONS.items()]
-    files += [(extras / n, c) for n, c in DEMO_EXTRAS.items()]
-    for resource, collection in files:
-        with resources.as_file(resource) as path:
-            summary = services.library.import_file(path, collection)
-        print("  " + format_summary(summary).replace(str(path), resource.name))
+    import_demo(services)
     session = ConsoleSession(services.core, channel="demo", user="demo", manager=True)
     top = None
     for step in DEMO_STEPS:
@@ -268,6 +261,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
             top = reply.cards[0].paper_id
     print("\nTry it yourself: paperclub console   (type `help`)")
     return 0
+
+
+def import_demo(services: Services, quiet: bool = False) -> None:
+    """The bundled corpus, each file into its collection; a line each unless `quiet`."""
+    corpus = resources.files("bot") / "demo_corpus"
+    extras = resources.files("bot") / "demo_extras"
+    files = [(corpus / n, c) for n, c in DEMO_COLLECTIONS.items()]
+    files += [(extras / n, c) for n, c in DEMO_EXTRAS.items()]
+    for resource, collection in files:
+        with resources.as_file(resource) as path:
+            summary = services.library.import_file(path, collection)
+        if not quiet:
+            print("  " + format_summary(summary).replace(str(path), resource.name))
 
 
 def cmd_db(args: argparse.Namespace) -> int:

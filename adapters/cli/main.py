@@ -134,6 +134,15 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
                        "changes nothing it imported. Then try `paperclub console`.")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_demo"))
 
+    p = sub.add_parser("sandbox", help="try follows and the digest against fake arXiv and OpenAlex on 127.0.0.1",
+                       description="Start paperclub's fakes of arXiv and OpenAlex on 127.0.0.1 with sample papers, "
+                       "open a sandbox database (the demo corpus imported once) and chat as on `paperclub console`; "
+                       "`tick` runs the scheduler's minute at once (follows fetched, due posts). Prints the "
+                       "variables that point a `paperclub serve` at the same fakes.")
+    p.add_argument("--dir", default="paperclub-sandbox",
+                   help="where the sandbox database goes (default: ./paperclub-sandbox; --database-url wins)")
+    p.set_defaults(func=Lazy("adapters.cli.sandbox:cmd_sandbox"))
+
     p = sub.add_parser("db", help="database schema: upgrade it, or show its revision",
                        description="The database schema (Alembic migrations). A SQLite file is upgraded by every "
                        "command on first use; PostgreSQL is upgraded with `paperclub db upgrade`, as a release "
