@@ -45,6 +45,8 @@ def no_database_commands(tmp: Path) -> dict[tuple[str, ...], tuple[list[str], in
         # A temporary SQLite file unless `--database-url` names a scratch database.
         ("bench-ingest",): (["--papers", "20", "--follows", "2"], 0),
         ("bench-relevance",): (["--size", "200"], 1),  # its own refusal: no model (PAPERCLUB_MODEL_DIR)
+        # Its own database (./paperclub-sandbox/ unless --database-url), never the configured one.
+        ("sandbox",): (["--dir", str(tmp / "sandbox")], 0),
     }
 
 
