@@ -5,7 +5,8 @@ Faults, taken one per request in order (`fail("429", "503")`): "429" (Retry-Afte
 "503" (Retry-After: 1), "retry-after=N" (429 with Retry-After: N), "timeout" (no answer
 until `release` is set or the fake stops), "drip" (200 whose 1,000-byte body comes a
 byte every 50 ms, until `release`), "malformed" (200 with a body that is not the
-format), "nested" (200 with JSON nested 100,000 deep)."""
+format), "nested" (200 with JSON nested 100,000 deep), "crowd" (200: an Atom page of
+58,000 entries), "huge" (200: an Atom page of one entry, 49.9 MB)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,13 @@ class FakeServer:
                     return
                 if fault == "malformed":
                     self._send(200, "text/html", fake.malformed)
+                    return
+                if fault == "crowd":
+                    self._send(200, "application/atom+xml", _atom([_ENTRY] * 58_000))
+                    return
+                if fault == "huge":
+                    entry = _ENTRY.replace(b"<summary>x", b"<summary>" + b"x" * 49_900_000)
+                    self._send(200, "application/atom+xml", _atom([entry]))
                     return
                 if fault == "nested":
                     self._send(200, "application/json", b"[" * 100_000 + b"]" * 100_000)
@@ -104,3 +112,12 @@ class FakeServer:
         self.release.set()
         self.server.shutdown()
         self.server.server_close()
+
+
+_ENTRY = (b"<entry><id>http://arxiv.org/abs/2611.00001v1</id><title>t</title><summary>x</summary>"
+          b"<published>2026-11-25T00:00:00Z</published></entry>")
+
+
+def _atom(entries: list[bytes]) -> bytes:
+    return (b'<?xml version="1.0" encoding="UTF-8"?><feed xmlns="http://www.w3.org/2005/Atom">'
+            + b"".join(entries) + b"</feed>")

@@ -82,6 +82,7 @@ class FakeOpenAlex(FakeServer):
         self.authors = list(authors or [])
         self.cursor_needs_key = False  # answer cursor paging with 401, as OpenAlex may without an API key
         self.page_most: int | None = None  # answer at most this many works a page, whatever was asked
+        self.endless = False  # cursor paging never ends: one new work a page, a next cursor every time
         super().__init__(self.answer)
 
     @property
@@ -124,6 +125,8 @@ class FakeOpenAlex(FakeServer):
         if not 1 <= per_page <= 200:
             return 400, "application/json", b'{"error": "per-page must be between 1 and 200"}'
         cursor = params.get("cursor", [None])[0]
+        if cursor is not None and self.endless:
+            return self._endless(cursor)
         if cursor is not None and self.cursor_needs_key:
             return 401, "application/json", b'{"error": "Cursor paging requires an API key"}'
         per_page = min(per_page, self.page_most or per_page)
@@ -143,6 +146,15 @@ class FakeOpenAlex(FakeServer):
                                "page": None if cursor is not None else page_number,
                                "per_page": per_page, "next_cursor": next_cursor, "groups_count": None},
                       "results": rows, "group_by": []})
+
+
+    def _endless(self, cursor: str) -> Answer:
+        step = 0 if cursor == "*" else int(base64.urlsafe_b64decode(cursor.encode()).decode())
+        work = FakeWork(f"W8{step:09d}", f"Endless work {step}", "x", "2026-11-25", self.authors[:1])
+        next_cursor = base64.urlsafe_b64encode(str(step + 1).encode()).decode()
+        return _json({"meta": {"count": 10**9, "db_response_time_ms": 3, "page": None, "per_page": 1,
+                               "next_cursor": next_cursor, "groups_count": None},
+                      "results": [work.json()], "group_by": []})
 
 
 def _matches(work: FakeWork, filters: str) -> bool:

@@ -64,7 +64,8 @@ log = logging.getLogger(__name__)
 LOOKBACK = timedelta(days=2)  # a new follow starts with what appeared since the day before yesterday
 LEASE = timedelta(minutes=15)
 RETRY = timedelta(minutes=30)
-ATTEMPTS = 4  # fetches of one follow a day at most
+ATTEMPTS = 4  # failed fetches of one follow a day at most
+DEFERRALS = 12  # times a day a follow is put off or goes on after a cut (a provider that always asks to wait)
 BUDGET = 40.0  # seconds in which a run starts follows
 FOLLOW_SECONDS = 90.0  # one follow's fetch in all, waits included (well inside LEASE)
 WORKERS = 3  # follows fetched at once: a stuck provider holds one, the others go on
@@ -374,10 +375,11 @@ class Ingest:
 
 def _retakable(now: datetime) -> ColumnElement[bool]:
     """A claim another tick may take: failed past its back-off (attempts left), put off
-    (`due` waits for the follow's wait_until), or claimed by a process that died (past
-    the lease)."""
+    (`due` waits for the follow's wait_until; DEFERRALS a day at most, as a provider that
+    always asks to wait, or pages without end, must not be asked all day), or claimed
+    by a process that died (past the lease)."""
     return or_(
-        FollowClaim.state == "deferred",
+        and_(FollowClaim.state == "deferred", FollowClaim.attempts < DEFERRALS),
         and_(FollowClaim.state == "failed", FollowClaim.attempts < ATTEMPTS, FollowClaim.claimed_at <= now - RETRY),
         and_(FollowClaim.state == "claimed", FollowClaim.claimed_at <= now - LEASE),
     )
