@@ -110,6 +110,7 @@ def as_indexed(paper_id: int, draft: Draft) -> IndexedPaper:
         draft.award,
         draft.tags,
         {s.collection for s in draft.sources},
+        draft.year,
     )
 
 
@@ -123,6 +124,7 @@ def index_form(
     award: str | None,
     tags: list[str],
     collections: Iterable[str],
+    year: int | None = None,
 ) -> IndexedPaper:
     """What the search index reads of a paper, its text being the title, abstract and
     reviewer notes: one form for a paper read back and one just written, whose content
@@ -136,6 +138,7 @@ def index_form(
         award=award,
         collections=sorted(collections),  # as Paper.collections
         tags=tags,
+        year=year,
     )
 
 

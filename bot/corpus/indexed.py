@@ -22,3 +22,4 @@ class IndexedPaper:
     award: str | None = None
     collections: Sequence[str] = ()
     tags: Sequence[str] = ()
+    year: int | None = None  # the `year:` filter

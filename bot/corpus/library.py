@@ -193,7 +193,7 @@ class Library:
         paper's collections, two queries, rather than Paper objects with their sources'
         fields (an abstract each) and ids."""
         papers, sources = Paper.__table__, PaperSource.__table__
-        names = ("id", "title", "abstract", "track", "award")
+        names = ("id", "title", "abstract", "track", "award", "year")
         # The three JSON lists as their text, decoded by one json.loads a row: a third of
         # the calls, which cost more than the decoding itself (a list is mostly short).
         lists = [cast(papers.c[name], Text) for name in ("authors", "tags", "notes")]
@@ -209,10 +209,10 @@ class Library:
             for paper_id, collection in session.execute(held_query):
                 held.setdefault(paper_id, set()).add(collection)
         found = []
-        for paper_id, title, abstract, track, award, *texts in rows:
+        for paper_id, title, abstract, track, award, year, *texts in rows:
             authors, tags, notes = json.loads(f"[{','.join(texts)}]")
             found.append(index_form(
-                paper_id, title, abstract, notes, authors, track, award, tags, held.get(paper_id, ()),
+                paper_id, title, abstract, notes, authors, track, award, tags, held.get(paper_id, ()), year,
             ))
         return found
 

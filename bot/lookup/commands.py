@@ -41,7 +41,7 @@ class LookupFeature(Feature):
         return [
             Command(
                 "search",
-                "search QUERY [author:NAME] [track:oral] [in:COLLECTION] [tag:WORD]",
+                "search QUERY [author:NAME] [track:oral] [in:COLLECTION] [tag:WORD] [year:2021]",
                 "Find the best-matching papers (BM25); filters narrow the results.",
                 'search diffusion robustness author:"yann lecun"',
                 self.search,

@@ -1,5 +1,5 @@
-"""The filters a query names (`author:`, `track:`, `in:`, `tag:`): what a paper holds
-under each, and the reply when a value matches no paper.
+"""The filters a query names (`author:`, `track:`, `in:`, `tag:`, `year:`): what a paper
+holds under each, and the reply when a value matches no paper.
 
 Values are compared with case, accents and punctuation ignored (`field_value_key`); an
 author is matched word by word, a tag as a whole or by any of its words. Every engine
@@ -16,15 +16,16 @@ from functools import lru_cache
 from bot.corpus.folding import fold
 from bot.corpus.indexed import IndexedPaper
 
-FILTER_FIELDS = ("author", "track", "in", "tag")
+FILTER_FIELDS = ("author", "track", "in", "tag", "year")
 # Fields whose values a reply lists when one typed matches nothing ("tracks: Oral, ...");
 # author keys are single words of names, which nobody needs listed.
-LISTED_FIELDS = ("track", "in", "tag")
+LISTED_FIELDS = ("track", "in", "tag", "year")
 LISTED_MAX = 10  # values an unknown filter's reply lists: the most used ones, then "…"
 _FIELD_NAMES = {
     "track": ("track", "tracks"),
     "in": ("collection", "collections"),
     "tag": ("tag", "tags"),
+    "year": ("paper from", "years"),
 }
 
 
@@ -42,6 +43,7 @@ def filter_keys(paper: IndexedPaper) -> dict[str, set[str]]:
         "track": {field_value_key(v) for v in (paper.track, paper.award) if v},
         "in": {field_value_key(c) for c in paper.collections},
         "tag": tags.union(*(_words(t) for t in paper.tags)),
+        "year": {str(paper.year)} if paper.year else set(),
     }
 
 
@@ -54,7 +56,8 @@ def display_names(papers: Iterable[IndexedPaper]) -> dict[str, dict[str, str]]:
     """Per listed field, each key's value as first written ("top-25" -> "top 25%")."""
     names: dict[str, dict[str, str]] = {f: {} for f in LISTED_FIELDS}
     for paper in papers:
-        values = {"track": (paper.track, paper.award), "in": paper.collections, "tag": paper.tags}
+        values = {"track": (paper.track, paper.award), "in": paper.collections, "tag": paper.tags,
+                  "year": (str(paper.year),) if paper.year else ()}
         for fld, written in values.items():
             for value in written:
                 if value:
@@ -68,6 +71,9 @@ def unknown_value(fld: str, value: str, counted: Mapping[str, int]) -> str:
     written, with how many papers have it), the most used when there are too many."""
     if fld == "author":
         return f"No author matching `{value}`."
+    if fld == "year" and counted:
+        years = sorted(counted, key=int)
+        return f"No paper from `{value}`; the papers here are from {years[0]} to {years[-1]}."
     one, many = _FIELD_NAMES[fld]
     listed = list(counted.items())
     if not listed:

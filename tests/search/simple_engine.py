@@ -31,7 +31,7 @@ from bot.search.fields import (
     unknown_value,
 )
 from bot.search.params import Bm25Params
-from bot.search.query import FILTER_PATTERN, Query
+from bot.search.query import FILTER_PATTERN, Query, years_of
 from bot.search.suggest import Spellcheck, correctable, max_edits
 from bot.search.tokens import Tokenizer
 
@@ -164,6 +164,10 @@ class SimpleEngine:
         rows = range(len(self.papers))
         for fld, values in filters.items():
             for value in values:
+                if fld == "year":  # any year of a range
+                    years = {str(y) for y in years_of(value)}
+                    rows = [r for r in rows if years & self.keys[r]["year"]]
+                    continue
                 key = field_value_key(value)
                 wanted = key.split("-") if fld == "author" else [key]
                 rows = [r for r in rows if all(w in self.keys[r][fld] for w in wanted)]

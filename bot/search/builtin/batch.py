@@ -47,6 +47,8 @@ def content_hash(paper: IndexedPaper) -> int:
         *paper.collections,
         "",
         *paper.tags,
+        "",
+        str(paper.year or ""),
     ]
     digest = hashlib.blake2b(
         "\x1f".join(fields).encode("utf-8", "surrogatepass"), digest_size=8

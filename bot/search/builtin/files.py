@@ -41,8 +41,8 @@ from bot.search.tokens import Tokenizer
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 4  # 2: filter values as written, did-you-mean words; 3: segments;
-# 4: postings of frequencies, no document -> terms rows. Arrays a later change adds to
+FORMAT_VERSION = 5  # 2: filter values as written, did-you-mean words; 3: segments;
+# 4: postings of frequencies, no document -> terms rows; 5: the year filter. Arrays a later change adds to
 # every segment (title sets) are added to an older one when it is opened (add_arrays).
 SEGMENTS = "segments"  # the directory of segments, each one directory of arrays
 MMAP_FROM = 1 << 16  # bytes; smaller arrays are read into memory (and empty ones cannot be mapped)

@@ -23,7 +23,7 @@ from bot.search.builtin.segments import Part, global_stats, live_masks
 from bot.search.engine import Hit, drawn
 from bot.search.fields import LISTED_FIELDS, field_value_key, unknown_value
 from bot.search.params import Bm25Params
-from bot.search.query import FILTER_PATTERN, Query
+from bot.search.query import FILTER_PATTERN, Query, years_of
 from bot.search.suggest import Spellcheck
 from bot.search.tokens import Tokenizer
 
@@ -150,6 +150,11 @@ class SearchIndex:
         return self.live_count() if allowed is None else int(np.count_nonzero(allowed))
 
     def _field_mask(self, fld: str, value: str) -> np.ndarray:
+        if fld == "year":  # one year, or any of a range's
+            mask = np.zeros(len(self), dtype=bool)
+            for year in years_of(value):
+                mask |= self._key_mask(fld, str(year))
+            return mask & self.live
         if fld == "author":
             # Every word of the name must be among the paper's author words, so
             # author:lecun and author:"yann lecun" both find LeCun's papers.
