@@ -58,7 +58,8 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
             plugin.cli(sub)
 
     p = sub.add_parser("search", help="search the corpus (BM25, and meaning once papers have vectors)")
-    p.add_argument("query", nargs="*", help='words and filters: author:NAME track:oral in:COLLECTION tag:WORD year:2021')
+    p.add_argument("query", nargs="*",
+                   help="words and filters: author:NAME track:oral in:COLLECTION tag:WORD year:2021")
     p.add_argument("-k", type=_positive, default=10, help="number of results (default 10)")
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
     p.add_argument("--batch", metavar="FILE", help="one query a line from FILE (or - for stdin), JSON lines out")

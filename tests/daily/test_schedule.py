@@ -32,8 +32,8 @@ def test_a_time_is_read_as_members_write_it_as_in_meetings(words, at):
 
 @pytest.mark.parametrize(
     "words",
-    [["25:00"], ["9"], ["09:60"], ["13pm"], ["0am"], ["09:00", "Mars/Olympus"], ["09:00", "fryday"], ["09:00", "UTC", "mon,fryday"],
-     ["09:00", "UTC", "daily", "extra"], [], ["09:00", "../../etc/passwd"]],
+    [["25:00"], ["9"], ["09:60"], ["13pm"], ["0am"], ["09:00", "Mars/Olympus"], ["09:00", "fryday"],
+     ["09:00", "UTC", "mon,fryday"], ["09:00", "UTC", "daily", "extra"], [], ["09:00", "../../etc/passwd"]],
 )
 def test_bad_schedules_are_refused(words):
     with pytest.raises(ScheduleError):
