@@ -157,7 +157,7 @@ class FakeLLM:
     def _record(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> str | None:
         with self._lock:
             self.requests.append((handler.path, body))
-            self.headers.append(dict(handler.headers.items()))
+            self.headers.append({name.lower(): value for name, value in handler.headers.items()})
             return self.faults.pop(0) if self.faults and handler.command == "POST" else None
 
     def completions(self) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ def llm():
 
 
 @pytest.fixture
-def scene(database_url, tmp_path, llm):
+def scene(db, database_url, tmp_path, llm):
     built = build(database_url, tmp_path, llm)
     yield built
     built.services.db.dispose()

@@ -72,9 +72,10 @@ class Scene:
             session.add(PostVote(post_id=post.id, user_id="bob", slot="opinion", value="up"))
 
 
-def build(url: str, tmp_path: Path, llm: FakeLLM, env: dict[str, str] | None = None) -> Scene:
+def build(url: str, tmp_path: Path, llm: FakeLLM, env: dict[str, str] | None = None,
+          given: tuple[object, ...] = ()) -> Scene:
     clock = Clock(NOW)
-    services = build_services(url, clock=clock, env=llm_env(llm) if env is None else env)
+    services = build_services(url, clock=clock, env=llm_env(llm) if env is None else env, given=given)
     corpus = tmp_path / "briefs-corpus.jsonl"
     corpus.write_text("\n".join(json.dumps(p) for p in PAPERS) + "\n")
     services.library.import_file(corpus, "briefs")
