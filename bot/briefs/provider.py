@@ -91,7 +91,7 @@ class Model:
         except openai.APIStatusError as error:
             return f"the endpoint answered {error.status_code} to {self.settings.llm_base_url}/models"
         except (openai.OpenAIError, ValueError) as error:
-            return f"unreachable: {type(error).__name__}"
+            return f"unreachable: {self.settings.llm_base_url}/models did not answer ({type(error).__name__})"
         if self.name not in listed:
             shown = ", ".join(listed[:5]) + (" ..." if len(listed) > 5 else "")
             return f"answers, but does not list {self.name} (it lists: {shown or 'nothing'})"

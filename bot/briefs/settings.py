@@ -4,11 +4,12 @@ secret), how long a member waits, and how many calls a channel may cost a day.""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import SecretStr, field_validator, model_validator
 
-from bot.ops.settings import EnvSettings, http_url, setting
+from bot.ops.settings import ConfigError, EnvSettings, http_url, setting
 
 BRIEFS = "Briefs (a language model: brief N)"  # its group in `config check`
 DAILY_CALLS = 50  # provider calls a channel may cause a day; cached briefs cost none
@@ -89,3 +90,16 @@ class BriefSettings(EnvSettings):
     def api_key(self) -> str:
         # The client wants a key; local servers ignore it, so a placeholder says "none".
         return self.llm_api_key.get_secret_value() if self.llm_api_key else "none"
+
+    @classmethod
+    def connection(cls, env: Mapping[str, str]) -> str | None:
+        """Whether the endpoint answers and serves the model (GET /models), for `config check`."""
+        try:
+            settings = cls.from_env(env)
+        except ConfigError:
+            return "(see problems)"
+        if not settings.enabled:
+            return "off: `brief` is not a command"
+        from bot.briefs.provider import Model  # the openai client, only when there is one to check
+
+        return Model(settings).check()
