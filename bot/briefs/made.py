@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
-from sqlalchemy import and_, delete, select, update
+from sqlalchemy import ColumnElement, and_, delete, select, update
 
 from bot.briefs.models import Brief, BriefSpend
 from bot.briefs.prompt import PROMPT_VERSION, BriefText
@@ -33,7 +33,7 @@ class Key:
     language: str
     prompt_version: int = PROMPT_VERSION
 
-    def where(self) -> list:
+    def where(self) -> list[ColumnElement[bool]]:
         return [Brief.paper_id == self.paper_id, Brief.text_hash == self.text_hash, Brief.model == self.model,
                 Brief.language == self.language, Brief.prompt_version == self.prompt_version]
 

@@ -10,7 +10,7 @@ from adapters.bench.fake_llm import MODEL, digest
 from adapters.console import render_text
 from bot.app import build_services
 from bot.briefs.untrusted import ZWSP
-from tests.briefs.scene import INJECTION, PAPERS, build, llm_env
+from tests.briefs.scene import INJECTION, NAMES, PAPERS, build, llm_env
 
 
 def test_a_brief_is_grounded_in_the_papers_title_and_abstract(scene):
@@ -120,4 +120,28 @@ def test_without_a_provider_brief_is_not_a_command_and_help_does_not_list_it(db,
     answer = scene.member().send(f"brief {scene.ids['Robust']}")
     assert not answer.ok and answer.text.startswith("Unknown command `brief`.")
     assert scene.services.feature("briefs").commands() == [] and llm.requests == []
+    scene.services.db.dispose()
+
+
+def claim_left(scene, name: str, at) -> None:
+    """A claim row as a process leaves it when it dies while asking the model."""
+    from bot.briefs.made import Key, text_hash
+
+    paper = PAPERS[NAMES.index(name)]
+    key = Key(scene.ids[name], text_hash(paper["title"], paper["abstract"]), MODEL, "en")
+    assert scene.services.feature("briefs").briefs.claim(key, at)
+
+
+def test_a_claim_abandoned_past_its_lease_is_taken_again(scene):
+    claim_left(scene, "Robust", scene.clock.now - timedelta(hours=1))
+    assert scene.brief("Robust").ok
+    assert len(scene.llm.completions()) == 1 and scene.briefs_stored() == [(scene.ids["Robust"], "made")]
+
+
+def test_a_claim_in_flight_elsewhere_is_waited_for_within_the_deadline(db, database_url, tmp_path, llm):
+    scene = build(database_url, tmp_path, llm, env=llm_env(llm, PAPERCLUB_LLM_TIMEOUT="0.3"))
+    claim_left(scene, "Robust", scene.clock.now)  # another process is asking the model right now
+    reply = scene.brief("Robust")
+    assert reply.text == "No brief now (another request for it failed or is slow)."
+    assert llm.completions() == [] and scene.calls_spent() == 0
     scene.services.db.dispose()

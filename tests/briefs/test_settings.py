@@ -55,7 +55,7 @@ def test_config_check_names_an_endpoint_that_does_not_answer():
 
 
 def test_config_check_without_a_provider_says_briefs_are_off():
-    text, code = check({}, connect=True)
+    text, _code = check({}, connect=True)
     assert "off: `brief` is not a command" in text
 
 
