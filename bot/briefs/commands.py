@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from bot.briefs.languages import DEFAULT, Languages, language_code
 from bot.briefs.made import Briefs, Key, text_hash
 from bot.briefs.prompt import BriefText, messages, parsed
 from bot.briefs.provider import Completion, Failure, Model
@@ -24,10 +25,10 @@ from bot.briefs.relevance import why_here
 from bot.briefs.settings import BriefSettings
 from bot.briefs.untrusted import made_safe
 from bot.cards.latex import readable
-from bot.channels.channels import Channels
+from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.library import Library
 from bot.feature import Feature, Kit
-from bot.grammar import Command, Param, UsageError
+from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import Incoming, Reply, Section
 from bot.search.tokens import Tokenizer
 from bot.services.fetching import FetchPool, MemberBusy, Stopped
@@ -35,7 +36,6 @@ from store.models import Paper
 
 log = logging.getLogger(__name__)
 
-LANGUAGE = "en"  # a channel's own language comes with `language CODE` (a later step)
 WORKERS = 4  # model calls under way at once in one process, all members together
 STILL_WRITING = "I'm still writing your last brief: it comes within a few seconds. Ask again after it."
 STOPPING = "paperclub is restarting and stopped before the brief was written; try again in a minute."
@@ -57,6 +57,7 @@ class BriefsFeature(Feature):
         self.pool = pool or FetchPool(WORKERS)
         # A claim older than the longest line another asker may wait was abandoned.
         self.briefs = Briefs(library.db, timedelta(seconds=2 * settings.llm_timeout))
+        self.languages = Languages(library.db)
 
     @classmethod
     def build(cls, kit: Kit) -> BriefsFeature:
@@ -70,12 +71,36 @@ class BriefsFeature(Feature):
                         "it may matter here, questions for the discussion.", "brief 42", self.brief,
                         answered_later=True,
                         brief="A paper's TL;DR, contribution, why it may matter here, and discussion questions.",
-                        params=(Param("paper", "the paper's ID (the number on its card)", required=True),))]
+                        params=(Param("paper", "the paper's ID (the number on its card)", required=True),)),
+                Command("language", "language [CODE]", "The language briefs come in here (managers set it: de, fr, "
+                        "pt-BR ...).", "language de", self.language, manager_rights=with_arguments,
+                        params=(Param("code", "a language code: de, fr, es, pt-BR, zh-Hant ...", low=2, high=20),))]
+
+    def settings(self, channel: ChannelSettings) -> list[str]:
+        if self.model is None:
+            return []
+        return [(f"Briefs: in `{self.languages.of(channel.id)}`, from {self.model.name}; "
+                 f"{self.config.llm_daily_calls} new briefs a day (`language CODE` changes the language).")]
 
     def stop(self) -> None:
         self.pool.stop()
 
-    # --- the command ----------------------------------------------------------------------
+    # --- the commands ---------------------------------------------------------------------
+
+    def language(self, incoming: Incoming, args: str) -> Reply:
+        channel = self.channels.get(incoming.channel)
+        words = args.split()
+        if not words:
+            return Reply(text=f"Briefs here come in `{self.languages.of(channel.id)}`; a manager's "
+                              "`language CODE` changes it (de, fr, pt-BR ...).", ephemeral=True)
+        require_manager(incoming, "change the language of briefs")
+        code = language_code(words[0]) if len(words) == 1 else None
+        if code is None:
+            raise UsageError(f"`{' '.join(words)[:40]}` is not a language code: give one like de, fr, es, pt-BR "
+                             f"or zh-Hant ({DEFAULT} is English).")
+        self.languages.set(channel.id, code, self.clock())
+        return Reply(text=f"Briefs here now come in `{code}`; those made already in another language are made "
+                          "again when asked.")
 
     def brief(self, incoming: Incoming, args: str) -> Reply:
         paper = self.library.named(args)
@@ -95,7 +120,8 @@ class BriefsFeature(Feature):
         assert self.model is not None  # commands() offers `brief` only with a model
         deadline = time.monotonic() + self.config.llm_timeout
         channel = self.channels.get(incoming.channel)
-        key = Key(paper.id, text_hash(paper.title, paper.abstract), self.model.name, LANGUAGE)
+        key = Key(paper.id, text_hash(paper.title, paper.abstract), self.model.name,
+                  self.languages.of(channel.id))
         made = self.briefs.made(key)
         if made is None:
             made, why = self._made(key, paper, channel.id, deadline)

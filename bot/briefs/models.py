@@ -47,3 +47,14 @@ class BriefSpend(Base):
     channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"))
     day: Mapped[date]
     calls: Mapped[int] = mapped_column(default=0)
+
+
+class BriefChannel(Base):
+    """A channel's choices for briefs: the language they come in (`language CODE`); a
+    channel without a row has briefs in English."""
+
+    __tablename__ = "brief_channels"
+
+    channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True)
+    language: Mapped[str] = mapped_column(String(20))
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -120,6 +120,8 @@ def test_without_a_provider_brief_is_not_a_command_and_help_does_not_list_it(db,
     answer = scene.member().send(f"brief {scene.ids['Robust']}")
     assert not answer.ok and answer.text.startswith("Unknown command `brief`.")
     assert scene.services.feature("briefs").commands() == [] and llm.requests == []
+    assert not scene.member(manager=True).send("language de").ok  # not a command either
+    assert "Briefs" not in scene.member().send("settings").text
     scene.services.db.dispose()
 
 

@@ -1,6 +1,7 @@
 """`briefs`: each paper's brief made once per text, model, language and prompt version (a
-claim row first, so one process calls the model), and `brief_spend`: the model calls
-each channel caused a day, against its daily budget.
+claim row first, so one process calls the model); `brief_spend`: the model calls each
+channel caused a day, against its daily budget; `brief_channels`: the language a
+channel's briefs come in.
 
 Revision ID: 0019_briefs
 Revises: 0018_follow_waits
@@ -41,8 +42,15 @@ def upgrade() -> None:
         sa.Column("calls", sa.Integer(), nullable=False),
         sa.UniqueConstraint("channel_id", "day", name="uq_brief_spend"),
     )
+    op.create_table(
+        "brief_channels",
+        sa.Column("channel_id", sa.Integer(), sa.ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True),
+        sa.Column("language", sa.String(20), nullable=False),
+        sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("brief_channels")
     op.drop_table("brief_spend")
     op.drop_table("briefs")
