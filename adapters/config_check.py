@@ -121,6 +121,8 @@ def check(env: Mapping[str, str], connect: bool = False) -> tuple[str, int]:
                 lines.append(_row("→ connection", env, shown=database_status(core.database_url, env, problems)))
         if title == RELEVANCE and connect:
             lines.append(_row("→ model", env, shown=model_status(env)))
+        if connect:
+            lines += [_row("→ connection", env, shown=status) for status in feature_statuses(title, env)]
 
     chat = platforms.chat_platforms()
     secrets = platforms.secret_variables()
@@ -195,6 +197,18 @@ def _database_in_use(env: Mapping[str, str], core: CoreSettings | None) -> str:
 
 
 CONNECT_TIMEOUT_SECONDS = 5
+
+
+def feature_statuses(title: str, env: Mapping[str, str]) -> list[str]:
+    """What each settings model whose variables are shown under `title` says about the
+    service it reaches (`EnvSettings.connection`: a feature's provider answers or not)."""
+    statuses = []
+    for settings_cls in settings_models():
+        if any(group == title for group, _variable, _unset in declared(settings_cls)):
+            status = settings_cls.connection(env)
+            if status:
+                statuses.append(status)
+    return statuses
 
 
 def model_status(env: Mapping[str, str]) -> str:

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
 # The features, by their folder under bot/, in the order `help` lists their commands and
 # `settings` their lines.
-FEATURES = ("lookup", "daily", "votes", "adding", "meetings", "memory", "follows", "digest", "reactions", "zotero")
+FEATURES = ("lookup", "daily", "votes", "adding", "meetings", "memory", "follows", "digest", "reactions", "zotero",
+            "briefs")
 
 # How the search is made for a library (bot.search.engine.SearchBackend).
 SearchFactory = Callable[["Library"], "SearchBackend"]
@@ -139,14 +140,15 @@ def open_services(url: str | None = None, at: datetime | None = None) -> Service
     return build_services(db=open_database(url), clock=(lambda: at) if at else utc_now)
 
 
-def command_grammar() -> list[Command]:
-    """Every command, in the order `help` lists them, without a database or the
-    environment's settings: for a platform that registers its commands ahead of serving
-    (`paperclub discord sync`). The features are built on an in-memory SQLite that
-    nothing opens: building one touches no database, only its handlers would."""
+def command_grammar(env: Mapping[str, str] | None = None) -> list[Command]:
+    """Every command, in the order `help` lists them, without a database: for a platform
+    that registers its commands ahead of serving (`paperclub discord sync`). The features
+    are built on an in-memory SQLite that nothing opens: building one touches no
+    database, only its handlers would. `env`: the settings that decide which commands
+    exist (`brief` only with a language model); none: the commands every deployment has."""
     from store import Database
 
-    services = _wire(Database("sqlite://"), utc_now, _default_grace(), None, {}, (), _builtin_search,
+    services = _wire(Database("sqlite://"), utc_now, _default_grace(), None, env or {}, (), _builtin_search,
                      plugins())
     return list(services.core.commands.values())
 

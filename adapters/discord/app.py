@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import threading
 import time
@@ -212,7 +213,7 @@ async def _sync(token: str, guild: int | None) -> int:
     # the tree needs the grammar, not the database.
     client = discord.Client(intents=discord.Intents.default())
     tree = app_commands.CommandTree(client)
-    tree.add_command(paper_commands(command_grammar()))
+    tree.add_command(paper_commands(command_grammar(os.environ)))  # `brief` where a model is configured
     tree.add_command(add_to_paperclub_menu())
     async with client:
         await client.login(token)

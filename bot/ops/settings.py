@@ -133,6 +133,13 @@ class EnvSettings(BaseSettings):
         except ValidationError as error:
             raise config_error(error, cls, environment(env)) from None
 
+    @classmethod
+    def connection(cls, env: Mapping[str, str]) -> str | None:
+        """What `config check --connect` says under this model's group about the service its
+        settings reach (a feature's provider: does it answer?), in a few words; None: nothing
+        to connect to. Never raises, never prints a secret."""
+        return None
+
 
 def _variables_of(field_name: str, alias: Any) -> list[str]:
     if isinstance(alias, str):
