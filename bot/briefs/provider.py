@@ -20,6 +20,7 @@ import openai
 from openai import OpenAI
 
 from bot.briefs.settings import BriefSettings
+from bot.corpus.fetch import retry_after_seconds
 
 ATTEMPTS = 3  # requests a line makes at most (the first and two retries)
 BACKOFF = 1.0  # seconds before the first retry, doubled for each further one
@@ -76,7 +77,7 @@ class Model:
             return Failure("the model did not answer in time")
         except openai.APIStatusError as error:
             if error.status_code == 429 or error.status_code >= 500:
-                return _retry_after(error.response.headers.get("retry-after"))
+                return retry_after_seconds(error.response.headers) or 0.0
             return Failure(f"the provider refused the request ({error.status_code})")
         except openai.APIConnectionError:
             return 0.0
@@ -117,15 +118,7 @@ def _checked(answer: object) -> Completion | Failure:
     return Completion(content)
 
 
-def _retry_after(header: str | None) -> float:
-    try:
-        seconds = float(header) if header else 0.0
-    except ValueError:
-        return 0.0
-    return seconds if seconds > 0 and seconds == seconds else 0.0
-
-
 def _busy(wait: float) -> str:
     if wait >= 60:
-        return f"the provider asked to wait {round(wait / 60)} minutes"
+        return f"the provider asked to wait {round(min(wait, 86_400) / 60)} minutes"
     return "the provider is busy or failing; try again later"
