@@ -148,8 +148,10 @@ class ZoteroFeature(Feature):
                 [outcome] = self.pool.run([bounded], time.monotonic() + CHECK_SECONDS)
         except MemberBusy:
             raise Refused("Your last line is still being answered; send this again in a moment.") from None
-        except Stopped:
-            raise Refused("paperclub is restarting; send this again in a minute.") from None
+        except Stopped:  # the process is ending
+            outcome = None
+        if outcome is None and self.pool.stopped:
+            raise Refused(f"paperclub is restarting; send this again in a minute. {NOTHING_STORED}")
         if outcome is None:
             raise Refused(_late()) from None
         if isinstance(outcome, Refused):
@@ -222,6 +224,10 @@ class ZoteroFeature(Feature):
     def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
              stopping: Callable[[], bool]) -> dict[str, int]:
         return self.sync.tick(now, stopping)
+
+    def stop(self) -> None:
+        """A check with Zotero in flight is answered now ("restarting"); none starts."""
+        self.pool.stop()
 
 
 def _progress(status: LinkStatus, zone: str) -> list[str]:

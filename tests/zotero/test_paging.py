@@ -90,6 +90,13 @@ def test_link_cut_by_its_deadline_says_zotero_did_not_answer_in_time_and_stores_
     assert links(scene) == [] and not scene.zotero.writes()
 
 
+def test_link_while_paperclub_stops_says_so_and_stores_nothing(scene):
+    scene.services.feature("zotero").stop()
+    reply = boss(scene).send(f"zotero link {GROUP} {COLLECTION}")
+    assert not reply.ok and "paperclub is restarting" in reply.text and "Nothing was stored" in reply.text
+    assert links(scene) == [] and not scene.zotero.requests
+
+
 @pytest.mark.parametrize("total", ["1", "0", "999999999999", "-3", "lots"])
 def test_link_believes_no_total_results(scene, total):
     scene.zotero.total_results = total
