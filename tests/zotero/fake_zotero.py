@@ -10,7 +10,8 @@ done, a body of junk in place of the next answer, or items answered spoilt (`spo
 item as it is listed, whatever the library holds). And as a server that pages badly can:
 `endless` (every list read answers a full page of new rows, at any `start`, `padding`
 characters of abstract each), `total_results` (a Total-Results header that lies), and
-`page_rows` (pages of that many rows, more than the `limit` asked).
+`page_rows` (pages of that many rows, more than the `limit` asked), `same_page` (the first
+page again at every `start`).
 
 Item fields are checked against the item types' fields, as the real API refuses a
 field its type does not have (400 in `failed`)."""
@@ -70,6 +71,7 @@ class FakeZotero:
         self.padding = 0  # characters of abstract in each endless item
         self.total_results: str | None = None  # Total-Results as given, in place of the true count
         self.page_rows: int | None = None  # rows per page whatever `limit` asked
+        self.same_page = False  # every `start` answered with the first page again
         self.lock = threading.Lock()
         self._next_key = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -273,6 +275,7 @@ def _read(fake: FakeZotero, group: Group, rest: list[str], query: dict[str, str]
 def _paged(fake: FakeZotero, found: list, query: dict[str, str], version: dict[str, str],
            endless: Callable[[int], dict[str, Any]]):
     start, limit = int(query.get("start", 0)), min(int(query.get("limit", 25)), 100)
+    start = 0 if fake.same_page else start
     count = fake.page_rows or limit
     rows = [endless(n) for n in range(start, start + count)] if fake.endless else found[start : start + count]
     total = fake.total_results if fake.total_results is not None else str(len(found))

@@ -151,6 +151,20 @@ def test_an_import_reads_to_the_end_whatever_total_results_and_page_sizes_say(db
     assert starts == (["0", "100", "200", "300"] if rows is None else ["0", "150", "300"])
 
 
+def test_an_import_stops_at_a_page_that_brings_nothing_new(db, database_url, tmp_path, zotero, monkeypatch, capsys):
+    environment(monkeypatch, zotero, env_key=KEY)
+    scene = build(database_url, tmp_path, zotero)
+    before = scene.services.library.count()
+    scene.services.db.dispose()
+    add_items(zotero, 250)
+    zotero.same_page = True  # the first 100 items, whatever `start` asks
+    assert main(["--database-url", database_url, "import", f"zotero:4242/{COLLECTION}"]) == 0
+    out, err = capsys.readouterr()
+    assert "100 added" in out and "stopped after" not in err
+    assert scene.services.library.count() == before + 100
+    assert [r["start"] for r in reads(zotero, "/items/top")] == ["0", "100"]
+
+
 def test_an_import_of_exactly_the_cap_says_nothing_of_more(db, database_url, tmp_path, zotero, monkeypatch, capsys):
     environment(monkeypatch, zotero, env_key=KEY)
     monkeypatch.setenv("PAPERCLUB_ZOTERO_IMPORT_MAX", "200")
