@@ -297,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from store.database import resolve_database_url
 
         args.database_url = resolve_database_url({"PAPERCLUB_DATABASE_URL": args.database_url})
+    made = _search_services()
     try:
         code = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
@@ -307,6 +308,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stdout_gone()
     except Exception as problem:  # noqa: BLE001 - failed() answers what the operator can fix and raises the rest
         return failed(problem, args)
+    finally:
+        finish_merges(made)
+
+
+def _search_services() -> int:
+    """How many search services the process has made before this command (a test runs
+    many commands in one process; their own services are left alone)."""
+    service = sys.modules.get("bot.search.builtin.service")
+    return service.services_made() if service is not None else 0
+
+
+def finish_merges(made: int) -> None:
+    """A merge of the search index's segments that the command started (any command that
+    wrote or searched papers: tick, add, import, search...) finishes before the process
+    exits, and none starts after: cut by the interpreter's shutdown, it would be lost.
+    Only when search was loaded at all: a command that never touched it stays light."""
+    service = sys.modules.get("bot.search.builtin.service")
+    if service is not None:
+        service.finish_merges(after=made)
 
 
 def failed(problem: Exception, args: argparse.Namespace) -> int:

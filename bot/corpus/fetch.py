@@ -350,20 +350,21 @@ def _atom_counts(body: bytes) -> tuple[int | None, int | None]:
     return len(root.findall(f"{ATOM}entry")), int(total) if total and total.strip().isdigit() else None
 
 
-def retry_after_seconds(headers: Any) -> float | None:
-    """Retry-After as seconds: a number, or an HTTP date (against the answer's Date)."""
+def retry_after_seconds(headers: Any, most: float = 86_400.0) -> float | None:
+    """Retry-After as seconds: a number, or an HTTP date (against the answer's Date); at
+    most `most` (a day), so that a number of 400 digits is a day, not inf ("inf s")."""
     raw = (headers.get("Retry-After") if headers else None) or ""
     raw = raw.strip()
     if not raw:
         return None
     if raw.isascii() and raw.isdigit():  # "²" is a digit to str.isdigit, not to float()
-        return float(raw)
+        return min(float(raw), most)
     try:
         moment = email.utils.parsedate_to_datetime(raw)
         sent = headers.get("Date")
         base = email.utils.parsedate_to_datetime(sent) if sent else datetime.now(timezone.utc)
-        return max(0.0, (moment - base).total_seconds())
-    except (TypeError, ValueError):
+        return min(max(0.0, (moment - base).total_seconds()), most)
+    except (TypeError, ValueError, OverflowError):
         return None
 
 

@@ -144,6 +144,11 @@ def group_name(obj: object, group_id: int) -> str:
     return name or str(group_id)
 
 
+def is_key(text: str) -> bool:
+    """Whether `text` is spelled as a Zotero object key (8 capitals and digits)."""
+    return bool(_KEY.fullmatch(text))
+
+
 def collections(rows: list[object]) -> list[tuple[str, str]]:
     """(key, name) of each collection; one that cannot be read is left out."""
     found = []

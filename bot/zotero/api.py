@@ -13,6 +13,13 @@ caller decides when to try again. Backoff and Retry-After are read as seconds of
 WAIT_MOST whatever they say (a number of any length, a date in year 9999); what is not a
 wait is no wait. Bodies are read strictly (bot.corpus.fetch.json_answer) and carried as
 they are: bot.zotero.answers checks their shape.
+
+Paging trusts nothing the server says about how much there is (Total-Results, Link): it
+stops when a page brings fewer rows than asked or nothing it had not brought before, at
+a cap of pages (ZoteroCut, the rows read so far yielded), and at the deadline of
+`within` (ZoteroCut too), whose time left also shortens each request's socket timeout.
+A server that answers endless pages, a Total-Results of a billion or a page of more
+rows than asked costs a bounded number of requests.
 """
 
 from __future__ import annotations
@@ -21,9 +28,12 @@ import http.client
 import json
 import math
 import re
+import socket
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -36,6 +46,7 @@ WRITE_BATCH = 50  # objects per write request: the API's largest
 TIMEOUT = 20.0  # seconds, per connect and per read
 MAX_BYTES = 20_000_000
 WAIT_MOST = 86_400.0  # seconds: the longest Backoff or Retry-After a link is deferred by
+COLLECTION_PAGES = 10  # 1,000 collections: a group with more is named by a collection's key
 
 
 class ZoteroError(Exception):
@@ -53,6 +64,15 @@ class ZoteroError(Exception):
 
 class ZoteroJunk(ZoteroError):
     """An answer that came but cannot be used: not JSON, or not the shape it should have."""
+
+
+class ZoteroCut(ZoteroError):
+    """Paging stopped before the end: at its cap of pages (`late` False) or at the
+    deadline (`late` True). What was read before it has been yielded."""
+
+    def __init__(self, message: str, late: bool):
+        super().__init__(message)
+        self.late = late
 
 
 @dataclass
@@ -79,13 +99,28 @@ class Answer:
 class ZoteroApi:
     """One API key against one base URL (PAPERCLUB_ZOTERO_API_URL)."""
 
-    def __init__(self, base_url: str, api_key: str, timeout: float = TIMEOUT):
+    def __init__(self, base_url: str, api_key: str, timeout: float = TIMEOUT,
+                 clock: Callable[[], float] = time.monotonic):
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
         self.timeout = timeout
+        self.clock = clock  # monotonic seconds, for the deadline
+        self.deadline: float | None = None  # set by `within`
         self._agent = user_agent()
         self.backoff: float | None = None  # the longest Backoff any answer asked for
 
+    @contextmanager
+    def within(self, seconds: float) -> Iterator[None]:
+        """Requests made inside end `seconds` from now at the latest (one already shorter
+        keeps its own): a request that would start later is ZoteroCut, one under way has
+        a socket timeout of at most the time left."""
+        before = self.deadline
+        mine = self.clock() + seconds
+        self.deadline = mine if before is None else min(before, mine)
+        try:
+            yield
+        finally:
+            self.deadline = before
 
     # --- what a key and a group are ---------------------------------------------------
 
@@ -97,8 +132,14 @@ class ZoteroApi:
         """GET /groups/ID (404: no such group; 403: this key may not read it)."""
         return self.request("GET", f"/groups/{group_id}").data
 
-    def collections(self, group_id: int) -> list[object]:
-        return [c for page in self._pages(f"/groups/{group_id}/collections", {}) for c in _rows(page)]
+    def collections(self, group_id: int, pages: int = COLLECTION_PAGES) -> list[object]:
+        """The group's collections; ZoteroCut when there are more than `pages` pages of
+        them or the deadline came first."""
+        return [c for page in self._pages(f"/groups/{group_id}/collections", {}, pages) for c in _rows(page)]
+
+    def collection(self, group_id: int, key: str) -> object:
+        """GET one collection by its key (404: no such collection)."""
+        return self.request("GET", f"/groups/{group_id}/collections/{quote(key)}").data
 
     # --- items -----------------------------------------------------------------------
 
@@ -112,10 +153,11 @@ class ZoteroApi:
                   "direction": "asc"}
         return self.request("GET", f"{where}/items/top", params)
 
-    def all_items(self, group_id: int, collection: str | None) -> Iterator[object]:
-        """Every top-level item of the collection (or the library), page by page."""
+    def all_items(self, group_id: int, collection: str | None, pages: int) -> Generator[object, None, None]:
+        """The top-level items of the collection (or the library), page by page, one page
+        held at a time; ZoteroCut after `pages` pages when there are more."""
         where = f"/groups/{group_id}" + (f"/collections/{quote(collection)}" if collection else "")
-        for page in self._pages(f"{where}/items/top", {"format": "json"}):
+        for page in self._pages(f"{where}/items/top", {"format": "json"}, pages):
             yield from _rows(page)
 
     def items_by_key(self, group_id: int, keys: list[str]) -> Answer:
@@ -139,15 +181,23 @@ class ZoteroApi:
 
     # --- one request -----------------------------------------------------------------
 
-    def _pages(self, path: str, params: dict[str, Any]) -> Iterator[Answer]:
-        start = 0
-        while True:
+    def _pages(self, path: str, params: dict[str, Any], most: int) -> Iterator[Answer]:
+        """Pages until one brings fewer rows than asked or none it had not brought before
+        (Total-Results is not believed: it may be a billion, or too few); ZoteroCut when
+        `most` pages came full."""
+        start, seen = 0, set[str | None]()
+        for _ in range(most):
             page = self.request("GET", path, {**params, "start": start, "limit": PAGE})
             rows = _rows(page, f"GET {path}")
+            keys = {_key(row) for row in rows}
+            new = bool(keys - seen) or None in keys  # a row without a key: counted, answers.py skips it
+            seen |= keys
             yield page
             start += len(rows)
-            if not rows or (page.total is not None and start >= page.total):
+            if len(rows) < PAGE or not new:
                 return
+        raise ZoteroCut(f"GET {path}: more than {most * PAGE:,} rows, paperclub reads at most that many at once",
+                        late=False)
 
     def request(self, method: str, path: str, params: Mapping[str, Any] | None = None,
                 body: Any = None, headers: Mapping[str, str] | None = None) -> Answer:
@@ -159,8 +209,9 @@ class ZoteroApi:
             data = json.dumps(body).encode("utf-8")
             sent["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, method=method, headers=sent)
+        timeout = self._time_left(method, path)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 raw = response.read(MAX_BYTES + 1)
                 status, answer_headers = response.status, dict(response.headers.items())
         except urllib.error.HTTPError as refused:
@@ -168,8 +219,10 @@ class ZoteroApi:
             self._slow_down(error.backoff)
             raise error from None
         except (urllib.error.URLError, http.client.HTTPException, OSError) as problem:
-            reason = getattr(problem, "reason", None) or problem
-            raise ZoteroError(f"could not reach the Zotero API ({reason})") from None
+            if self.deadline is not None and self.clock() >= self.deadline:
+                raise ZoteroCut(f"{method} {path}: Zotero did not answer in time", late=True) from None
+            raise ZoteroError(f"could not connect to the Zotero API at {self.base_url} "
+                              f"({_in_words(problem)})") from None
         if len(raw) > MAX_BYTES:
             raise ZoteroError(f"{method} {path}: the answer is larger than {MAX_BYTES:,} bytes")
         try:
@@ -179,6 +232,16 @@ class ZoteroApi:
         answer = Answer(status, parsed, answer_headers)
         self._slow_down(answer.backoff)
         return answer
+
+    def _time_left(self, method: str, path: str) -> float:
+        """The socket timeout of the next request: the client's, or the time left before
+        the deadline when that is shorter; ZoteroCut when none is left."""
+        if self.deadline is None:
+            return self.timeout
+        left = self.deadline - self.clock()
+        if left <= 0:
+            raise ZoteroCut(f"{method} {path}: Zotero did not answer in time", late=True)
+        return min(self.timeout, left)
 
     def _slow_down(self, seconds: float | None) -> None:
         if seconds is not None:
@@ -196,6 +259,24 @@ def _refusal(method: str, path: str, refused: urllib.error.HTTPError) -> ZoteroE
     return ZoteroError(f"{method} {path}: HTTP {status} {first_line}".rstrip(), status,
                        wait_seconds(retry_after_seconds(headers)),
                        _seconds(headers.get("Backoff") if headers else None), text)
+
+
+def _in_words(problem: Exception) -> str:
+    """Why a request did not get through, in words ("connection refused"), not as
+    "[Errno 111] Connection refused"."""
+    reason = getattr(problem, "reason", None) or problem
+    if isinstance(reason, (socket.timeout, TimeoutError)):
+        return "no answer in time"
+    if isinstance(reason, socket.gaierror):
+        return "the host name is not known"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror[:1].lower() + reason.strerror[1:]
+    return str(reason) or type(reason).__name__
+
+
+def _key(row: object) -> str | None:
+    key = row.get("key") if isinstance(row, dict) else None
+    return key if isinstance(key, str) else None
 
 
 def _rows(page: Answer, request: str = "") -> list[object]:

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable
 from datetime import datetime
+from typing import TypeVar
 
 from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import shown_at
@@ -21,19 +23,25 @@ from bot.corpus.feeds import FeedSource
 from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, first_word_in, number, require_manager
 from bot.messages import Incoming, Reply, counted
+from bot.services.fetching import FetchPool, MemberBusy, Stopped
 from bot.zotero import answers
-from bot.zotero.api import ZoteroApi, ZoteroError, ZoteroJunk
-from bot.zotero.imports import ZoteroFeed
+from bot.zotero.api import ZoteroApi, ZoteroCut, ZoteroError, ZoteroJunk
+from bot.zotero.imports import ZoteroFeed, find_collection
 from bot.zotero.links import LinkStatus, ZoteroLinks
 from bot.zotero.settings import ZoteroSettings
 from bot.zotero.sync import ZoteroConfig, ZoteroSync
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DAY_TIME = "%Y-%m-%d %H:%M"  # when a sync ran, failed or retries, in the channel's zone
 USAGE = "zotero · zotero link GROUP_ID [COLLECTION] · zotero key KEY · zotero unlink"
 _API_KEY = re.compile(r"[A-Za-z0-9]{8,64}")
 NOTHING_STORED = "Nothing was stored."
+# A manager waits in chat while `zotero link` and `zotero key` ask Zotero: their requests
+# end this long after the line came (plus the pool's grace), whatever the server does.
+CHECK_SECONDS = 8.0
+CHECK_WORKERS = 4  # checks under way at once in one process
 
 
 class Refused(Exception):
@@ -54,6 +62,9 @@ class ZoteroFeature(Feature):
         self.sync = sync
         self.config = config
         self.clock = clock
+        # The checks wait on Zotero: on a bounded pool of their own, under a deadline, never
+        # on the thread that answers the platform.
+        self.pool = FetchPool(CHECK_WORKERS)
 
     @classmethod
     def build(cls, kit: Kit) -> ZoteroFeature:
@@ -107,14 +118,45 @@ class ZoteroFeature(Feature):
         existing = self.links.get(channel.id)
         sealed = existing.api_key if existing else None
         api = self._api(sealed)
-        group = _group(api, group_id)
-        collection = _collection(api, group_id, group, " ".join(words[1:])) if words[1:] else None
+        asked = " ".join(words[1:])
+
+        def check() -> tuple[str, tuple[str, str] | None]:
+            group = _group(api, group_id)
+            return group, _collection(api, group_id, group, asked) if asked else None
+
+        group, collection = self._checked(incoming, api, check)
         self.links.link(channel.id, group_id, group, collection, sealed, incoming.user.user_id, self.clock())
         where = f"collection {collection[1]} of group {group}" if collection else f"group {group} (top level)"
         return Reply(text=f"Linked this channel to Zotero {where}. From the next minute on, the papers this channel "
                      "has posted, queued, added or annotated are written there once each (matched by DOI or arXiv "
                      "id to what it holds already), its votes as tags and members' notes as child notes. "
                      "`zotero` shows how it goes.", ephemeral=True)
+
+    def _checked(self, incoming: Incoming, api: ZoteroApi, check: Callable[[], T]) -> T:
+        """`check`'s result, asked of Zotero on the pool within CHECK_SECONDS; Refused (its
+        own, or saying Zotero did not answer in time) otherwise. Nothing is stored here:
+        a check still under way after the deadline ends unheard."""
+        def bounded() -> T | Refused:
+            try:
+                with api.within(CHECK_SECONDS):
+                    return check()
+            except Refused as refused:
+                return refused
+
+        try:
+            with self.pool.line((incoming.channel.platform, incoming.user.user_id)):
+                [outcome] = self.pool.run([bounded], time.monotonic() + CHECK_SECONDS)
+        except MemberBusy:
+            raise Refused("Your last line is still being answered; send this again in a moment.") from None
+        except Stopped:  # the process is ending
+            outcome = None
+        if outcome is None and self.pool.stopped:
+            raise Refused(f"paperclub is restarting; send this again in a minute. {NOTHING_STORED}")
+        if outcome is None:
+            raise Refused(_late()) from None
+        if isinstance(outcome, Refused):
+            raise outcome
+        return outcome
 
     def _api(self, sealed: str | None) -> ZoteroApi:
         if sealed is not None:
@@ -139,7 +181,7 @@ class ZoteroFeature(Feature):
             raise Refused("paperclub cannot keep a key safely here: the operator has not set PAPERCLUB_SECRET_KEY "
                           "(or may set PAPERCLUB_ZOTERO_API_KEY instead). " + NOTHING_STORED)
         api = self.config.api(words[0])
-        access = _key_access(api)
+        access = self._checked(incoming, api, lambda: _key_access(api))
         link = self.links.get(channel.id)
         if link is not None and link.group_id is not None:
             _may_write(access, link.group_id, link.group_name or str(link.group_id))
@@ -182,6 +224,10 @@ class ZoteroFeature(Feature):
     def provider_step(self, now: datetime, stopping: Callable[[], bool]) -> dict[str, int]:
         """The linked groups' syncs, on a job of their own beside the minute's tick."""
         return self.sync.tick(now, stopping)
+
+    def stop(self) -> None:
+        """A check with Zotero in flight is answered now ("restarting"); none starts."""
+        self.pool.stop()
 
 
 def _progress(status: LinkStatus, zone: str) -> list[str]:
@@ -237,21 +283,31 @@ def _group(api: ZoteroApi, group_id: int) -> str:
 
 def _collection(api: ZoteroApi, group_id: int, group: str, asked: str) -> tuple[str, str]:
     """(key, name) of the collection named or keyed `asked`."""
+    wanted = asked.strip().strip('"')
     try:
-        collections = answers.collections(api.collections(group_id))
+        found, names = find_collection(api, group_id, wanted)
+    except ZoteroCut as cut:
+        if cut.late:
+            raise Refused(_late()) from None
+        raise Refused(f"Group {group} has more collections than paperclub reads in one go: name the collection by "
+                      f"its key (the 8 characters after /collections/ in its address). {NOTHING_STORED}") from None
     except ZoteroError as problem:
         raise Refused(_unreachable(problem)) from None
-    wanted = asked.strip().strip('"')
-    found = [c for c in collections if c[0] == wanted] or \
-        [c for c in collections if c[1].casefold() == wanted.casefold()]
-    if not found:
-        names = ", ".join(sorted(n for _, n in collections)[:10]) or "none"
-        raise Refused(f"Group {group} has no collection {wanted!r} (its collections: {names}). Make it in Zotero "
-                      f"first, or leave it out to write to the library's top level. {NOTHING_STORED}")
-    return found[0]
+    if found is None:
+        raise Refused(f"Group {group} has no collection {wanted!r} (its collections: {', '.join(names) or 'none'}). "
+                      f"Make it in Zotero first, or leave it out to write to the library's top level. "
+                      f"{NOTHING_STORED}")
+    return found
+
+
+def _late() -> str:
+    return (f"Zotero did not answer within {CHECK_SECONDS:.0f} s. {NOTHING_STORED} Try again in a while (or name "
+            "the collection by its key).")
 
 
 def _unreachable(problem: ZoteroError) -> str:
+    if isinstance(problem, ZoteroCut) and problem.late:
+        return _late()
     if isinstance(problem, ZoteroJunk):
         return f"Zotero answered something paperclub cannot read ({problem}). {NOTHING_STORED} Try again in a while."
     return f"Could not check with Zotero ({problem}). {NOTHING_STORED} Try again in a while."

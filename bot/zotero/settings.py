@@ -7,9 +7,11 @@ from typing import Any
 
 from pydantic import SecretStr, field_validator
 
+from bot.corpus.fetch import feed_count
 from bot.ops.settings import EnvSettings, http_url, setting
 
 ZOTERO = "Zotero group libraries (zotero link, import zotero:...)"  # its group in `config check`
+IMPORT_MAX = 10_000  # items one `import zotero:` (or one run of its feed) reads at most
 SECRET_KEY_CHARS = 32  # at least: the secret key is stretched into the encryption key, not guessed
 
 
@@ -24,11 +26,18 @@ class ZoteroSettings(EnvSettings):
     secret_key: SecretStr | None = setting(
         None, "PAPERCLUB_SECRET_KEY", ZOTERO,
         unset="none: keys given in chat are refused (nothing to encrypt them with)")
+    import_max: int = setting(IMPORT_MAX, "PAPERCLUB_ZOTERO_IMPORT_MAX", ZOTERO,
+                              unset=f"{IMPORT_MAX:,} items per `import zotero:` or feed run")
 
     @field_validator("zotero_api_url", mode="before")
     @classmethod
     def _url(cls, value: Any) -> Any:
         return http_url(value).rstrip("/") if isinstance(value, str) else value
+
+    @field_validator("import_max", mode="before")
+    @classmethod
+    def _import_max(cls, value: Any) -> Any:
+        return feed_count("PAPERCLUB_ZOTERO_IMPORT_MAX", value) if isinstance(value, str) else value
 
     @field_validator("secret_key", mode="before")
     @classmethod

@@ -44,7 +44,7 @@ from bot.corpus.identifiers import ARXIV, DOI
 from bot.corpus.records import ID_MAX
 from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
 from bot.zotero import answers
-from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroError, wait_seconds
+from bot.zotero.api import PAGE, WRITE_BATCH, ZoteroApi, ZoteroCut, ZoteroError, wait_seconds
 from bot.zotero.items import (
     READ_TAG,
     TAG_PREFIX,
@@ -57,7 +57,7 @@ from bot.zotero.items import (
 from bot.zotero.keys import KeyBox
 from bot.zotero.links import ZoteroLinks
 from bot.zotero.models import ZoteroItem, ZoteroLink, ZoteroNote
-from bot.zotero.settings import ZoteroSettings
+from bot.zotero.settings import IMPORT_MAX, ZoteroSettings
 from store import Database
 from store.models import Channel, Paper, utcnow
 
@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 
 LINKS_PER_TICK = 20
 READ_PAGES_PER_SYNC = 5  # 500 items a minute: a large collection is read over a few minutes
+READ_SECONDS = 30.0  # a sync's reading stops this long after it began; the next sync goes on from there
 TAG_UPDATES_PER_SYNC = 10
 PATCH_TRIES = 3
 DEFAULT_EMOJI = ("👍", "👎", "✅")  # bot/reactions/commands.py's; a channel may choose its own
@@ -79,15 +80,18 @@ class ZoteroConfig:
     env_key: str | None = None
     box: KeyBox | None = None
     make_api: Callable[[str, str], ZoteroApi] = ZoteroApi
+    import_max: int = IMPORT_MAX  # items one import reads at most (PAPERCLUB_ZOTERO_IMPORT_MAX)
 
     def api(self, key: str) -> ZoteroApi:
         return self.make_api(self.api_url, key)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ZoteroConfig:
-        """PAPERCLUB_ZOTERO_API_URL, PAPERCLUB_ZOTERO_API_KEY, PAPERCLUB_SECRET_KEY."""
+        """PAPERCLUB_ZOTERO_API_URL, PAPERCLUB_ZOTERO_API_KEY, PAPERCLUB_SECRET_KEY,
+        PAPERCLUB_ZOTERO_IMPORT_MAX."""
         settings = ZoteroSettings.from_env(env)
-        return cls(settings.zotero_api_url, settings.api_key, KeyBox(settings.secret) if settings.secret else None)
+        return cls(settings.zotero_api_url, settings.api_key, KeyBox(settings.secret) if settings.secret else None,
+                   import_max=settings.import_max)
 
 
 class KeyUnusable(Exception):
@@ -182,30 +186,53 @@ class ZoteroSync:
     # --- 2. what the collection holds ----------------------------------------------------
 
     def _read(self, link: ZoteroLink, api: ZoteroApi, counts: dict[str, int]) -> bool:
+        """Read on from where the last sync stopped, at most READ_PAGES_PER_SYNC pages and
+        READ_SECONDS; True once the collection has been read to its end. Each page's place
+        is stored with what it brought, so a read cut by the cap, the deadline or a failure
+        resumes at the next page: an item is remembered once, none is passed over."""
         start = link.read_start
-        for _ in range(READ_PAGES_PER_SYNC):
-            page = api.items_page(_group(link), link.collection_key, link.read_version, start)
-            items, skipped = answers.items(page.data, f"GET the items of group {link.group_id}")
-            for which, why in skipped:  # read once: `since` moves past it with the page
-                log.warning("zotero link %d (group %s): skipped item %s: %s", link.id, link.group_id, which, why)
-            self._remember(link.id, items)
-            count = len(items) + len(skipped)
-            start += count
-            finished = count < PAGE or (page.total is not None and start >= page.total)
-            with self.db.session() as session:
-                # Unlinked meanwhile: NoResultFound ends this sync (an error of its own, logged).
-                row = session.get_one(ZoteroLink, link.id)
+        with api.within(READ_SECONDS):
+            for _ in range(READ_PAGES_PER_SYNC):
+                try:
+                    page = api.items_page(_group(link), link.collection_key, link.read_version, start)
+                except ZoteroCut:
+                    log.info("zotero link %d (group %s): read cut at item %d, going on next time", link.id,
+                             link.group_id, start)
+                    break
+                count = self._read_page(link, page.data)
+                start += count
+                # Total-Results is not believed (too many never ends a read, too few would skip items):
+                # the end is a page of fewer items than asked.
+                finished = count < PAGE
+                self._keep_place(link, start, page.version, finished)
                 if finished:
-                    row.read_version, row.read_start = page.version or row.read_version, 0
-                else:
-                    row.read_start = start
-            if finished:
-                link.read_version, link.read_start = page.version or link.read_version, 0
-                return True
-            if api.backoff:
-                break
-        link.read_start = start
+                    return True
+                if api.backoff:
+                    break
         return False
+
+    def _read_page(self, link: ZoteroLink, data: object) -> int:
+        """Remember a page's items; how many rows it had (those skipped included)."""
+        items, skipped = answers.items(data, f"GET the items of group {link.group_id}")
+        for which, why in skipped:  # read once: `since` moves past it with the page
+            log.warning("zotero link %d (group %s): skipped item %s: %s", link.id, link.group_id, which, why)
+        self._remember(link.id, items)
+        return len(items) + len(skipped)
+
+    def _keep_place(self, link: ZoteroLink, start: int, version: int | None, finished: bool) -> None:
+        """The read's place after a page: the next item, or, at the end, the library's
+        version the next read starts `since`."""
+        with self.db.session() as session:
+            # Unlinked meanwhile: NoResultFound ends this sync (an error of its own, logged).
+            row = session.get_one(ZoteroLink, link.id)
+            if finished:
+                row.read_version, row.read_start = version or row.read_version, 0
+            else:
+                row.read_start = start
+        if finished:
+            link.read_version, link.read_start = version or link.read_version, 0
+        else:
+            link.read_start = start
 
     def _remember(self, link_id: int, items: list[answers.Item]) -> None:
         """Each item read (checked: bot.zotero.answers): its version, and the ids it names

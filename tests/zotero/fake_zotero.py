@@ -7,7 +7,11 @@ by index), write tokens (a token already accepted: 412, and nothing is written),
 with `If-Unmodified-Since-Version` (412 when the item changed since), and on demand 429
 or 503 with Retry-After, a Backoff header (any text), an answer lost after the write was
 done, a body of junk in place of the next answer, or items answered spoilt (`spoilt`: the
-item as it is listed, whatever the library holds).
+item as it is listed, whatever the library holds). And as a server that pages badly can:
+`endless` (every list read answers a full page of new rows, at any `start`, `padding`
+characters of abstract each), `total_results` (a Total-Results header that lies), and
+`page_rows` (pages of that many rows, more than the `limit` asked), `same_page` (the first
+page again at every `start`).
 
 Item fields are checked against the item types' fields, as the real API refuses a
 field its type does not have (400 in `failed`)."""
@@ -63,6 +67,11 @@ class FakeZotero:
         self.spoilt: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}  # key -> the item as answered
         self.lose_next_write = False  # do the next POST, then close without answering
         self.change_before_patch: str | None = None  # a member edits this item as our PATCH arrives
+        self.endless = False  # list reads never end: each page full of rows not seen before
+        self.padding = 0  # characters of abstract in each endless item
+        self.total_results: str | None = None  # Total-Results as given, in place of the true count
+        self.page_rows: int | None = None  # rows per page whatever `limit` asked
+        self.same_page = False  # every `start` answered with the first page again
         self.lock = threading.Lock()
         self._next_key = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -233,7 +242,8 @@ def _read(fake: FakeZotero, group: Group, rest: list[str], query: dict[str, str]
     if rest == ["collections"]:
         found = [{"key": k, "version": 1, "data": {"key": k, "name": n, "parentCollection": False}}
                  for k, n in sorted(group.collections.items())]
-        return _paged(found, query, version)
+        return _paged(fake, found, query, version, lambda n: {"key": _endless_key(n), "version": 1, "data": {
+            "key": _endless_key(n), "name": f"Collection {n}", "parentCollection": False}})
     collection = None
     if rest[0] == "collections":
         if len(rest) < 2 or rest[1] not in group.collections:
@@ -251,7 +261,9 @@ def _read(fake: FakeZotero, group: Group, rest: list[str], query: dict[str, str]
         if query.get("sort") != "dateAdded":  # else: the order they were added in
             found.sort(key=lambda o: (o["version"], o["key"]))
         found = [spoilt(o) if (spoilt := fake.spoilt.get(o["key"])) else o for o in found]
-        return _paged(found, query, version)
+        return _paged(fake, found, query, version, lambda n: fake._object(group, _endless_key(n), {
+            "itemType": "journalArticle", "title": f"Endless Paper {n}", "abstractNote": "x" * fake.padding,
+            "collections": [collection] if collection else []}))
     if len(rest) == 2 and rest[0] == "items":
         item = group.items.get(rest[1])
         if item is None:
@@ -260,9 +272,23 @@ def _read(fake: FakeZotero, group: Group, rest: list[str], query: dict[str, str]
     raise _Refusal(404, "Not found")
 
 
-def _paged(found: list, query: dict[str, str], version: dict[str, str]):
+def _paged(fake: FakeZotero, found: list, query: dict[str, str], version: dict[str, str],
+           endless: Callable[[int], dict[str, Any]]):
     start, limit = int(query.get("start", 0)), min(int(query.get("limit", 25)), 100)
-    return 200, found[start : start + limit], {**version, "Total-Results": str(len(found))}
+    start = 0 if fake.same_page else start
+    count = fake.page_rows or limit
+    rows = [endless(n) for n in range(start, start + count)] if fake.endless else found[start : start + count]
+    total = fake.total_results if fake.total_results is not None else str(len(found))
+    return 200, rows, {**version, "Total-Results": total}
+
+
+def _endless_key(number: int) -> str:
+    """The `number`th key of an endless list: Zotero's alphabet, starting with E."""
+    digits = ""
+    for _ in range(7):
+        number, digit = divmod(number, len(ALPHABET))
+        digits = ALPHABET[digit] + digits
+    return "E" + digits
 
 
 def _create(fake: FakeZotero, group: Group, api_key: str, headers, body: bytes):

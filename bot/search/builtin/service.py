@@ -8,10 +8,13 @@ index (bot.search.builtin.index) it started with.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import shutil
+import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +74,29 @@ class ChangesById(Corpus, Protocol):
     def papers_with(self, ids: Sequence[int]) -> Iterable[IndexedPaper]: ...
 
 
+# Every service of this process, for finish_merges, each with its number in the order
+# they were made. A merge thread still running when the main thread returns is cut by the
+# interpreter's shutdown ("cannot schedule new futures after interpreter shutdown"), and
+# its work is lost.
+_SERVICES: weakref.WeakKeyDictionary[SearchService, int] = weakref.WeakKeyDictionary()
+_NUMBERS = itertools.count(1)
+
+
+def services_made() -> int:
+    """How many services this process has made so far: finish_merges(after=) of it
+    leaves those alone."""
+    return max(_SERVICES.values(), default=0)
+
+
+def finish_merges(after: int = 0) -> None:
+    """Before the process exits (the command line calls it whatever the command): no
+    service made after the first `after` starts another merge, and a merge under way
+    finishes. The next process merges what is left."""
+    for service, number in list(_SERVICES.items()):
+        if number > after:
+            service.close()
+
+
 def open_search(library: Library, short_lived: bool = False) -> SearchBackend:
     """The built-in engine over the library, its index beside the database
     (files.default_index_dir): what the bot and the command line run. `short_lived`:
@@ -120,7 +146,10 @@ class SearchService:
         self._index: SearchIndex | None = None
         self._lock = threading.Lock()
         self._merger: threading.Thread | None = None
+        self._merging = threading.Lock()  # starting a merge, and closing, one at a time
+        self._closed = False  # no merge starts any more: the process is ending
         self._ahead: TokenisedAhead | None = None
+        _SERVICES[self] = next(_NUMBERS)
 
     def warm(self) -> SearchIndex:
         """For a process that serves members: the index loaded and the compiled loops
@@ -190,6 +219,14 @@ class SearchService:
         merger = self._merger
         if merger is not None:
             merger.join()
+
+    def close(self) -> None:
+        """For a process that is ending: start no merge from now on, and wait for the one
+        under way (its segment is written to a temporary directory and renamed into
+        place, so a merge either is in the index or left no trace but a temp dir)."""
+        with self._merging:
+            self._closed = True
+        self.wait_for_merges()
 
     def location(self) -> str | None:
         """The index directory, or None for an index this process holds in memory."""
@@ -391,13 +428,17 @@ class SearchService:
             return
         if merge_plan([p.live_count for p in index.parts]) is None:
             return
-        if self._merger is not None and self._merger.is_alive():
-            return
         if not self.merge_in_background:
             self._merge_stored()
             return
-        self._merger = threading.Thread(target=self._merge_quietly, name="index-merge", daemon=True)
-        self._merger.start()
+        with self._merging:
+            # Closed, or the interpreter going away: a merge started now could not finish.
+            if self._closed or sys.is_finalizing():
+                return
+            if self._merger is not None and self._merger.is_alive():
+                return
+            self._merger = threading.Thread(target=self._merge_quietly, name="index-merge", daemon=True)
+            self._merger.start()
 
     def _merge_quietly(self) -> None:
         try:
