@@ -34,8 +34,16 @@ def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
     try:
         return SlackServer(services, settings, extra=host.routes(), address=host.address)
     except OSError as problem:  # the token check (auth.test) found no Slack: URLError is an OSError
-        raise ConfigError(f"SLACK_API_URL: cannot reach Slack at {settings.api_url} to check "
-                          f"SLACK_BOT_TOKEN ({os_reason(problem)})") from None
+        raise ConfigError(f"{unreachable(settings)} ({os_reason(problem)})") from None
+
+
+def unreachable(settings: SlackSettings) -> str:
+    """Slack out of reach, named by what the operator set: SLACK_API_URL only when they
+    set it (a proxy, the tests' fake), else Slack's own address and the token checked."""
+    checked = "SLACK_BOT_TOKEN" if settings.bot_token else "SLACK_CLIENT_ID"
+    if "api_url" in settings.model_fields_set:
+        return f"Slack's API at {settings.api_url} (SLACK_API_URL) did not answer when checking {checked}"
+    return f"Slack's API at {settings.api_url} ({checked} set) did not answer"
 
 
 def deliver(services: Services, settings: SlackSettings) -> SlackDelivery:
