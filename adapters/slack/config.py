@@ -197,6 +197,12 @@ def _credential_problems(given: set[str]) -> list[str]:
         problems.append(
             "SLACK_CLIENT_SECRET is set but SLACK_CLIENT_ID is not: set both for OAuth"
         )
+    if app_token and client_id:
+        problems.append(
+            "SLACK_APP_TOKEN (Socket Mode) serves one workspace: set SLACK_BOT_TOKEN instead of "
+            "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, or leave SLACK_APP_TOKEN out to install in many "
+            "workspaces over HTTP"
+        )
     if not app_token and not signing_secret:
         problems.append(
             "SLACK_SIGNING_SECRET is not set: copy it from the app's Basic Information page"

@@ -23,9 +23,17 @@ from adapters.slack.config import EVENTS_PATH, SlackSettings
 from adapters.slack.delivery import SlackDelivery
 from adapters.slack.edge import SignedOnly, WholeForms
 from adapters.slack.listeners import build_app
-from adapters.slack.socket_mode import PING_SECONDS, SocketMode
-from bot.app import Services
+from adapters.slack.socket_mode import (
+    LEASE_NAME,
+    PING_SECONDS,
+    RENEW_SECONDS,
+    STALE_AFTER,
+    HeldLink,
+    SocketMode,
+)
+from bot.app import Services, utc_now
 from bot.ops.defaults import DEFAULT_HOST
+from bot.ops.leases import Lease
 from bot.ops.settings import ConfigError
 
 log = logging.getLogger(__name__)
@@ -40,7 +48,8 @@ class SlackServer:
     SLACK_APP_TOKEN is set (one process holds the link; `health` says how it is)."""
 
     def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None,
-                 address: str = DEFAULT_HOST, ping_interval: float = PING_SECONDS):
+                 address: str = DEFAULT_HOST, ping_interval: float = PING_SECONDS,
+                 renew_seconds: float = RENEW_SECONDS):
         self.settings = settings
         self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
         self.later = ThreadPoolExecutor(LATER_THREADS, "slack-later")
@@ -51,8 +60,10 @@ class SlackServer:
         self.address = address  # what the HTTP server listens on
         self._server = None
         self._loop: threading.Thread | None = None
-        self._socket_mode: SocketMode | None = None
+        self._socket_mode: HeldLink | None = None
+        self.db = services.db  # Socket Mode's lease
         self.ping_interval = ping_interval  # Socket Mode's check of its link
+        self.renew_seconds = renew_seconds  # and of its lease
 
     @property
     def answers_port(self) -> bool:
@@ -71,10 +82,12 @@ class SlackServer:
             self._start_http()
 
     def _start_socket_mode(self) -> None:
-        assert self.settings.app_token is not None
-        self._socket_mode = SocketMode(self.app, self.settings.app_token, self.ping_interval)
-        self._socket_mode.connect()
-        log.info("Slack over Socket Mode: no public URL needed; one process per app token")
+        token = self.settings.app_token
+        assert token is not None
+        self._socket_mode = HeldLink(lambda: SocketMode(self.app, token, self.ping_interval),
+                                     Lease(self.db, LEASE_NAME, STALE_AFTER), utc_now, self.renew_seconds)
+        self._socket_mode.start()
+        log.info("Slack over Socket Mode: no public URL needed; one process at a time holds the link")
 
     def _start_http(self) -> None:
         import waitress

@@ -6,13 +6,23 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 from urllib.parse import parse_qsl
 
 import pytest
+from sqlalchemy.engine import make_url
 
-from adapters.bench.fake_slack_api import BOT_TOKEN, FakeSlack, event_callback, reaction_event, slash_command
+from adapters.bench.fake_slack_api import (
+    BOT_TOKEN,
+    FakeSlack,
+    event_callback,
+    reaction_event,
+    slash_command,
+)
 from adapters.slack.config import SlackSettings
 from adapters.slack.server import SlackServer
+from adapters.slack.socket_mode import STALE_AFTER
 from bot.app import build_services
 from tests.slack.fake_socket_mode import FakeSocketMode
 
@@ -32,7 +42,7 @@ def linked(seeded_copy):
 def _server(services, slack) -> SlackServer:
     settings = SlackSettings.from_env({"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN,
                                        "SLACK_API_URL": slack.api_url})
-    return SlackServer(services, settings, ping_interval=FAST_PING)
+    return SlackServer(services, settings, ping_interval=FAST_PING, renew_seconds=FAST_PING)
 
 
 def _command(socket_mode: FakeSocketMode, slack: FakeSlack, text: str) -> dict:
@@ -81,9 +91,34 @@ def test_a_refresh_and_a_dropped_link_both_reconnect(linked):
         server.stop(1.0)
 
 
-def test_a_second_process_with_the_same_app_token_is_named_in_a_warning(linked, caplog):
+def test_two_processes_on_one_database_take_turns_holding_the_link(linked):
     slack, socket_mode, services = linked
     first, second = _server(services, slack), _server(services, slack)
+    first.start()
+    try:
+        assert socket_mode.wait_until(lambda: socket_mode.open_connections == 1)
+        second.start()
+        assert second.health()["status"] == "standby" and second.health()["ok"]
+        assert second.health()["holder"]["pid"] == os.getpid()
+        first.stop(1.0)  # a deploy: the lease is let go, the one waiting takes over
+        assert socket_mode.wait_until(lambda: socket_mode.opened == 2 and socket_mode.open_connections == 1
+                                      and second.health()["status"] == "connected")
+        assert _command(socket_mode, slack, "search graph biconnectivity")["payload"]["blocks"]
+        # Never two links at once, so no command went to a process that was leaving.
+        assert len(slack.calls_to("apps.connections.open")) == 2
+    finally:
+        second.stop(1.0)
+        first.stop(1.0)
+
+
+def test_a_process_outside_the_lease_is_named_in_a_warning(linked, seeded_copy, tmp_path, caplog):
+    """Another database, the same app token (a laptop against production's app): Slack's
+    hello counts both links, and the second process says so."""
+    slack, socket_mode, services = linked
+    elsewhere = tmp_path / "elsewhere.db"
+    shutil.copyfile(make_url(seeded_copy).database, elsewhere)
+    other = build_services(f"sqlite:///{elsewhere}")
+    first, second = _server(services, slack), _server(other, slack)
     first.start()
     try:
         assert socket_mode.wait_until(lambda: socket_mode.open_connections == 1)
@@ -91,11 +126,12 @@ def test_a_second_process_with_the_same_app_token_is_named_in_a_warning(linked, 
             second.start()
             assert socket_mode.wait_until(lambda: second.health()["hellos"] == 1)
         warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-        assert warnings == ["Slack counts 2 Socket Mode connections for this app: another process with this "
-                            "SLACK_APP_TOKEN gets some of the commands; run one (docs/deploy.md)"]
+        assert warnings == [("Slack counts 2 Socket Mode connections for this app: another process with this "
+                             "SLACK_APP_TOKEN gets some of the commands; run one (docs/deploy.md)")]
     finally:
         second.stop(1.0)
         first.stop(1.0)
+        other.db.dispose()
 
 
 def test_a_refused_app_token_stops_start_up_with_what_to_fix(linked):
@@ -109,3 +145,39 @@ def test_a_refused_app_token_stops_start_up_with_what_to_fix(linked):
     with pytest.raises(ConfigError, match="SLACK_APP_TOKEN must be an app-level token with connections:write"):
         server.start()
     server.stop(1.0)
+
+
+def test_serve_over_socket_mode_answers_and_reports_its_link_on_healthz(linked, seeded_copy, tmp_path):
+    """`paperclub serve slack` as docs/deploy.md runs it with no public URL: commands over the
+    websocket, /healthz on $PORT with the link's state, SIGTERM lets the lease go."""
+    from bot.ops.leases import Lease
+    from tests.processes import ServeProcess, free_port, get_json
+
+    slack, socket_mode, services = linked
+    port = free_port()
+    env = {"PAPERCLUB_DATABASE_URL": seeded_copy, "PORT": str(port), "SLACK_BOT_TOKEN": BOT_TOKEN,
+           "SLACK_APP_TOKEN": APP_TOKEN, "SLACK_API_URL": slack.api_url}
+    server = ServeProcess(["slack", "--no-scheduler"], env, tmp_path / "serve.log").start()
+    try:
+        assert socket_mode.wait_until(lambda: socket_mode.open_connections == 1, 60), server.log()
+        card = _command(socket_mode, slack, "search graph biconnectivity")["payload"]["blocks"][1]["text"]["text"]
+        assert card.startswith("*Rethinking the Expressive Power of GNNs via Graph Biconnectivity*")
+        server.wait_until_listening(port)
+        code, health = get_json(f"http://127.0.0.1:{port}/healthz")
+        assert code == 200 and health["slack"]["status"] == "connected", health
+        assert server.terminate() == 0, server.log()
+    finally:
+        server.kill()
+    log = server.log()
+    assert "Slack over Socket Mode: connected (first link)" in log and "Traceback" not in log, log
+    assert Lease(services.db, "slack-socket-mode", STALE_AFTER).holder() is None  # let go at the stop
+
+
+def test_socket_mode_with_oauth_is_refused_with_what_to_set_instead():
+    from bot.ops.settings import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        SlackSettings.from_env({"SLACK_CLIENT_ID": "1.2", "SLACK_CLIENT_SECRET": "c", "SLACK_APP_TOKEN": APP_TOKEN})
+    assert str(refused.value).splitlines() == [
+        ("SLACK_APP_TOKEN (Socket Mode) serves one workspace: set SLACK_BOT_TOKEN instead of SLACK_CLIENT_ID and "
+         "SLACK_CLIENT_SECRET, or leave SLACK_APP_TOKEN out to install in many workspaces over HTTP")]
