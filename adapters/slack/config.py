@@ -246,6 +246,19 @@ def manifest(url: str) -> str:
     return MANIFEST.read_text(encoding="utf-8").replace(MANIFEST_PLACEHOLDER, public_base_url(url))
 
 
+def socket_mode_manifest() -> str:
+    """The manifest for Socket Mode: `socket_mode_enabled`, and no request URL or OAuth
+    redirect (Slack sends everything over the app's websocket; one workspace, no OAuth)."""
+    data = manifest_data()
+    for command in data["features"]["slash_commands"]:
+        command.pop("url", None)
+    data["settings"]["event_subscriptions"].pop("request_url", None)
+    data["settings"]["interactivity"].pop("request_url", None)
+    data["oauth_config"].pop("redirect_urls", None)
+    data["settings"]["socket_mode_enabled"] = True
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
 def public_base_url(url: str) -> str:
     parts = urlsplit(url.strip())
     if (

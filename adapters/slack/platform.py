@@ -55,12 +55,15 @@ def deliver(services: Services, settings: SlackSettings) -> SlackDelivery:
 
 def add_commands(actions: argparse._SubParsersAction) -> None:
     q = actions.add_parser("manifest", help="print the Slack app manifest for this deployment")
-    q.add_argument("--url", required=True, help="public base URL, e.g. https://paperclub.example.org")
+    where = q.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="HTTP: the public base URL, e.g. https://paperclub.example.org")
+    where.add_argument("--socket-mode", action="store_true",
+                       help="Socket Mode: no public URL (then set SLACK_APP_TOKEN, an app-level token)")
     q.set_defaults(func=cmd_manifest)
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from adapters.slack.config import manifest
+    from adapters.slack.config import manifest, socket_mode_manifest
 
-    print(manifest(args.url))
+    print(socket_mode_manifest() if args.socket_mode else manifest(args.url))
     return 0

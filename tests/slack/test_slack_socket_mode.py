@@ -181,3 +181,19 @@ def test_socket_mode_with_oauth_is_refused_with_what_to_set_instead():
     assert str(refused.value).splitlines() == [
         ("SLACK_APP_TOKEN (Socket Mode) serves one workspace: set SLACK_BOT_TOKEN instead of SLACK_CLIENT_ID and "
          "SLACK_CLIENT_SECRET, or leave SLACK_APP_TOKEN out to install in many workspaces over HTTP")]
+
+
+def test_the_socket_mode_manifest_turns_it_on_and_names_no_url(capsys):
+    from adapters.cli.main import main
+    from adapters.slack.config import manifest_data
+
+    assert main(["slack", "manifest", "--socket-mode"]) == 0
+    text = capsys.readouterr().out
+    data = json.loads(text)
+    assert data["settings"]["socket_mode_enabled"] is True
+    assert "https://" not in text.replace("https://api.slack.com", "")  # no request URL, no redirect
+    http = manifest_data()
+    assert data["oauth_config"]["scopes"] == http["oauth_config"]["scopes"]
+    assert data["settings"]["event_subscriptions"]["bot_events"] == http["settings"]["event_subscriptions"][
+        "bot_events"]
+    assert [c["command"] for c in data["features"]["slash_commands"]] == ["/paper"]
