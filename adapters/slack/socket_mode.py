@@ -153,7 +153,10 @@ class HeldLink:
     def health(self) -> dict[str, Any]:
         if self.link is not None:
             return self.link.health()
-        beat = self.lease.holder()
+        try:
+            beat = self.lease.holder()
+        except DATABASE_UNAVAILABLE:  # /healthz says so already (503)
+            return {"mode": "socket", "ok": False, "status": "standby", "holder": "unknown: no database"}
         age = None if beat is None else (self.clock() - as_utc(beat.at)).total_seconds()
         fresh = age is not None and age <= STALE_AFTER.total_seconds()
         holder = None if beat is None else {"host": beat.host, "pid": beat.pid, "age_seconds": round(age or 0)}
