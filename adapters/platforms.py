@@ -112,7 +112,8 @@ CONSOLE = Platform("console", "console", deliver=_console_delivery)
 PLATFORMS: tuple[Platform, ...] = (
     CONSOLE,
     Platform("slack", "Slack", slack_platform.settings,
-             needs="set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET to run it", serve=slack_platform.serve,
+             needs="set SLACK_BOT_TOKEN with SLACK_SIGNING_SECRET (HTTP) or with SLACK_APP_TOKEN "
+                   "(Socket Mode) to run it", serve=slack_platform.serve,
              deliver=slack_platform.deliver, answers_port=True, commands=slack_platform.add_commands,
              help="Slack app helpers", libraries=("slack_bolt", "slack_sdk")),
     Platform("discord", "Discord", discord_platform.settings, needs="set DISCORD_TOKEN to run it",

@@ -83,7 +83,26 @@ class Process:
     def health_endpoint(self):
         beats = Heartbeats(self.services.db)
         s = self.services
-        return json_endpoint(lambda: health_report(s.db, s.library, s.search, beats, utc_now()))
+
+        def report() -> tuple[bool, dict]:
+            healthy, data = health_report(s.db, s.library, s.search, beats, utc_now())
+            for name, state in self.links().items():
+                data[name] = state
+                if not state.get("ok", True) and data["status"] == "ok":
+                    data["status"] = "degraded"  # the client reconnects by itself: no restart
+            return healthy, data
+
+        return json_endpoint(report)
+
+    def links(self) -> dict[str, dict]:
+        """What each app with a link of its own (Slack's Socket Mode) says about it."""
+        states = {}
+        for name, app in self.apps.items():
+            health = getattr(app, "health", None)
+            state = health() if health is not None else None
+            if state is not None:
+                states[name] = state
+        return states
 
     def routes(self) -> dict:
         """/healthz, and beside it the features' pages (their plugins' routes: the channels'
@@ -115,6 +134,8 @@ def serve(
         raise ConfigError("nothing to run: no chat app is configured (see `paperclub config check`) "
                           "and --no-scheduler leaves out the scheduler")
     _build(process, served, configured, env)
+    if apps and not served:
+        log.warning("%s", nothing_to_serve())
     services.search.warm()  # the index and the compiled loops now, not inside the first 3-second ack
     _install_signals(process)
     try:
@@ -129,6 +150,14 @@ def serve(
         print(f"error: {process.problem}", file=sys.stderr)
         return 1
     return 0
+
+
+def nothing_to_serve() -> str:
+    """The line `serve` logs when no chat platform is configured: what to set. It still
+    runs the scheduler (console channels), as `serve --help` promises."""
+    wants = "; ".join(f"{p.title}: {p.needs}" for p in platforms.chat_platforms())
+    return (f"nothing to serve: no chat platform is configured ({wants}); see docs/deploy.md. "
+            "Running the scheduler alone, for console channels")
 
 
 def _build(process: Process, served: list[Platform], configured: Mapping[str, Any],
@@ -154,7 +183,8 @@ def _build(process: Process, served: list[Platform], configured: Mapping[str, An
     for title in unposted:
         log.warning("%s is configured but not served here: this scheduler posts to %s only", title,
                     ", ".join(platforms.titles(list(process.deliveries))))
-    on_port = any(p.answers_port for p in served)
+    # Slack answers $PORT over HTTP, not over Socket Mode: its app has the last word.
+    on_port = any(p.answers_port and getattr(process.apps[p.name], "answers_port", True) for p in served)
     if not on_port and env.get("PORT", "").strip().isdigit():
         process.health = _health_server(process.address, int(env["PORT"]), process.routes())
 

@@ -3,6 +3,7 @@ Slack's web processes scale out without a scheduler, exactly one process schedul
 
 from __future__ import annotations
 
+import configparser
 import json
 import re
 import shlex
@@ -66,3 +67,91 @@ def test_the_image_copies_every_package_the_project_ships():
     assert copied == {p.rstrip("*") for p in packages}
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert not copied & set(ignored) and "README.md" not in ignored  # pyproject's readme
+
+
+# --- compose.yaml, the Caddyfile, the systemd unit (docs/deploy.md) ------------------------------
+# No `docker compose` or Caddy on the test machine: each file is read as its program reads it and
+# held to what paperclub needs (commands that exist, variables it reads, the port it serves, the
+# time it takes to stop).
+
+
+def _known_variables() -> set[str]:
+    from adapters import platforms
+    from bot.app import settings_models
+    from bot.ops.defaults import DATABASE_VARIABLES
+
+    return {v for model in settings_models() for v in model.variables()} | set(platforms.variables()) | set(
+        DATABASE_VARIABLES)
+
+
+def _stop_budget() -> float:
+    from adapters.runtime import ANSWERS_STOP_SECONDS, SCHEDULER_STOP_SECONDS
+
+    return SCHEDULER_STOP_SECONDS + ANSWERS_STOP_SECONDS
+
+
+def _compose() -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / "compose.yaml").read_text(encoding="utf-8"))
+
+
+def _seconds(text: str) -> float:
+    number, unit = re.fullmatch(r"(\d+)(s|m)?", str(text)).groups()
+    return int(number) * (60 if unit == "m" else 1)
+
+
+def test_compose_runs_serve_after_the_migration_on_its_postgresql():
+    services = _compose()["services"]
+    assert set(services) == {"db", "migrate", "paperclub", "caddy"}
+    paperclub, migrate = services["paperclub"], services["migrate"]
+    assert _runs_scheduler(paperclub["command"])  # one process: the apps and the scheduler
+    assert migrate["command"] == ["paperclub", "db", "upgrade"]
+    assert paperclub["depends_on"]["migrate"] == {"condition": "service_completed_successfully"}
+    assert migrate["depends_on"]["db"] == {"condition": "service_healthy"}
+    for service in (paperclub, migrate):
+        assert set(service["environment"]) <= _known_variables(), service["environment"]
+        url = service["environment"]["PAPERCLUB_DATABASE_URL"]  # wins over the image's SQLite default
+        assert url.startswith("postgresql://paperclub:") and url.endswith("@db:5432/paperclub")
+    assert _seconds(paperclub["stop_grace_period"]) > _stop_budget()
+    assert "ports" not in paperclub  # reached through Caddy only
+
+
+def test_caddy_proxies_to_the_port_serve_listens_on():
+    from adapters.slack.config import DEFAULT_PORT
+
+    caddy = _compose()["services"]["caddy"]
+    port = int(_compose()["services"]["paperclub"]["environment"]["PORT"])
+    assert port == DEFAULT_PORT and re.search(rf"^\s+PORT={port} ", _dockerfile(), re.M)  # the image's
+    caddyfile_mount = next(v for v in caddy["volumes"] if v.endswith(":/etc/caddy/Caddyfile:ro"))
+    caddyfile = (ROOT / caddyfile_mount.split(":")[0]).read_text(encoding="utf-8")
+    sites = [line for line in caddyfile.splitlines() if line and not line.startswith("#")]
+    assert sites == ["{$PAPERCLUB_DOMAIN} {", f"\treverse_proxy paperclub:{port}", "}"]
+    assert set(caddy["environment"]) == {"PAPERCLUB_DOMAIN"} and {"80:80", "443:443"} <= set(caddy["ports"])
+
+
+def test_the_example_environment_names_only_variables_paperclub_reads():
+    lines = (ROOT / "deploy" / "paperclub.env.example").read_text(encoding="utf-8").splitlines()
+    names = {line.lstrip("# ").split("=", 1)[0] for line in lines if re.match(r"#? ?[A-Z_]+=", line)}
+    assert names and names <= _known_variables(), names - _known_variables()
+    assert {"SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "DISCORD_TOKEN"} <= names
+
+
+def _unit() -> configparser.ConfigParser:
+    unit = configparser.ConfigParser(interpolation=None, strict=True)
+    unit.optionxform = str  # systemd's keys are case-sensitive
+    unit.read_string((ROOT / "deploy" / "paperclub.service").read_text(encoding="utf-8"))
+    return unit
+
+
+def test_the_systemd_unit_serves_as_a_user_and_stops_in_time():
+    service = _unit()["Service"]
+    start, before = shlex.split(service["ExecStart"]), shlex.split(service["ExecStartPre"])
+    assert start[0] == before[0] and start[0].endswith("/bin/paperclub")
+    assert _runs_scheduler(start) and before[1:] == ["db", "upgrade"]
+    assert service["User"] not in ("", "root") and service["EnvironmentFile"].startswith("/etc/")
+    assert service["Restart"] == "on-failure" and service["KillSignal"] == "SIGTERM"
+    assert _seconds(service["TimeoutStopSec"]) > _stop_budget()
+    # A refused token exits 1 at once: bounded restarts, never a loop (Discord resets such a token).
+    assert int(_unit()["Unit"]["StartLimitBurst"]) <= 5 and service["RestartPreventExitStatus"] == "2"
+    assert _unit()["Install"]["WantedBy"] == "multi-user.target"

@@ -184,6 +184,11 @@ def test_with_no_platform_configured_serve_posts_console_channels_and_answers_he
     log = server.log()
     assert exit_code == 0, log
     assert "paperclub serving /healthz; scheduler for console" in log
+    # What to set, in one line, naming no variable a user would not set (SLACK_API_URL is a test hook).
+    nothing = [line for line in log.splitlines() if "nothing to serve" in line]
+    assert len(nothing) == 1 and "SLACK_API_URL" not in nothing[0], log
+    for variable in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "DISCORD_TOKEN", "docs/deploy.md"):
+        assert variable in nothing[0]
     assert "Paper of the day" in log  # the post itself, printed for the console channel
     assert "scheduled feed refreshes: cs-lg" in log
     assert code == 200 and health["scheduler"]["status"] == "ok" and health["index"]["status"] == "ok"
@@ -246,8 +251,8 @@ def test_serve_when_slack_cannot_be_reached_stops_with_one_line(seeded_copy, tmp
            "SLACK_SIGNING_SECRET": SIGNING_SECRET, "SLACK_API_URL": "http://127.0.0.1:1/api/"}
     code, lines = _serve_once(["slack"], env, tmp_path)
     assert code == 1
-    assert _errors(lines) == [("error: SLACK_API_URL: cannot reach Slack at http://127.0.0.1:1/api/ to check "
-                               "SLACK_BOT_TOKEN (Connection refused)")], lines
+    assert _errors(lines) == [("error: Slack's API at http://127.0.0.1:1/api/ (SLACK_API_URL) did not answer "
+                               "when checking SLACK_BOT_TOKEN (Connection refused)")], lines
 
 
 # --- where it listens: PAPERCLUB_HOST and serve --host (finding 9) ------------------------------

@@ -2,7 +2,8 @@
 port 0, recording calls. Nothing in serving imports it.
 
 It answers what paperclub calls (auth.test, users.info, chat.postMessage, chat.update,
-chat.postEphemeral, apps.connections.open, and posts to response URLs) the way Slack's
+chat.postEphemeral, apps.connections.open (with `socket_url`: a fake Socket Mode server's
+address), and posts to response URLs) the way Slack's
 documentation shows, and keeps every call for the test to look at. Point a
 `WebClient(base_url=fake.api_url)` or SLACK_API_URL at it. Also: slash commands and
 clicks signed the way Slack signs them, for the real bolt App to verify.
@@ -49,6 +50,9 @@ class FakeSlack:
     # act while a post is in flight: see `wait_for_arrival`)
     delays: dict[str, float] = field(default_factory=dict)
     arrivals: dict[str, int] = field(default_factory=dict)  # calls received, answered or not
+    # Where apps.connections.open sends a Socket Mode client (a ws:// URL of a fake Socket
+    # Mode server, tests/slack/fake_socket_mode.py); None: it refuses, as without one.
+    socket_url: str | None = None
 
     def __post_init__(self):
         self._lock = threading.Lock()
@@ -128,6 +132,8 @@ class FakeSlack:
             return 200, {}, {"ok": True}
         if token is None or not token.startswith(("xoxb-", "xapp-")):
             return 200, {}, {"ok": False, "error": "not_authed"}
+        if method == "apps.connections.open" and not token.startswith("xapp-"):
+            return 200, {}, {"ok": False, "error": "not_allowed_token_type"}  # an app-level token only
         return 200, {}, self._ok(method, params, f"1700000000.{next(self._ts):06d}")
 
     def _ok(self, method: str, params: dict, ts: str) -> dict:
@@ -163,7 +169,9 @@ class FakeSlack:
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": ts}
         if method == "apps.connections.open":
-            return {"ok": False, "error": "invalid_auth"}  # Socket Mode cannot connect to a fake
+            if self.socket_url is None:
+                return {"ok": False, "error": "invalid_auth"}
+            return {"ok": True, "url": self.socket_url}
         return {"ok": False, "error": "unknown_method"}
 
 

@@ -197,6 +197,12 @@ def _credential_problems(given: set[str]) -> list[str]:
         problems.append(
             "SLACK_CLIENT_SECRET is set but SLACK_CLIENT_ID is not: set both for OAuth"
         )
+    if app_token and client_id:
+        problems.append(
+            "SLACK_APP_TOKEN (Socket Mode) serves one workspace: set SLACK_BOT_TOKEN instead of "
+            "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, or leave SLACK_APP_TOKEN out to install in many "
+            "workspaces over HTTP"
+        )
     if not app_token and not signing_secret:
         problems.append(
             "SLACK_SIGNING_SECRET is not set: copy it from the app's Basic Information page"
@@ -238,6 +244,19 @@ def bot_scopes() -> list[str]:
 def manifest(url: str) -> str:
     """adapters/slack/manifest.json with the request URLs pointing at `url` (https://HOST)."""
     return MANIFEST.read_text(encoding="utf-8").replace(MANIFEST_PLACEHOLDER, public_base_url(url))
+
+
+def socket_mode_manifest() -> str:
+    """The manifest for Socket Mode: `socket_mode_enabled`, and no request URL or OAuth
+    redirect (Slack sends everything over the app's websocket; one workspace, no OAuth)."""
+    data = manifest_data()
+    for command in data["features"]["slash_commands"]:
+        command.pop("url", None)
+    data["settings"]["event_subscriptions"].pop("request_url", None)
+    data["settings"]["interactivity"].pop("request_url", None)
+    data["oauth_config"].pop("redirect_urls", None)
+    data["settings"]["socket_mode_enabled"] = True
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def public_base_url(url: str) -> str:

@@ -34,8 +34,16 @@ def serve(services: Services, settings: SlackSettings, host) -> SlackServer:
     try:
         return SlackServer(services, settings, extra=host.routes(), address=host.address)
     except OSError as problem:  # the token check (auth.test) found no Slack: URLError is an OSError
-        raise ConfigError(f"SLACK_API_URL: cannot reach Slack at {settings.api_url} to check "
-                          f"SLACK_BOT_TOKEN ({os_reason(problem)})") from None
+        raise ConfigError(f"{unreachable(settings)} ({os_reason(problem)})") from None
+
+
+def unreachable(settings: SlackSettings) -> str:
+    """Slack out of reach, named by what the operator set: SLACK_API_URL only when they
+    set it (a proxy, the tests' fake), else Slack's own address and the token checked."""
+    checked = "SLACK_BOT_TOKEN" if settings.bot_token else "SLACK_CLIENT_ID"
+    if "api_url" in settings.model_fields_set:
+        return f"Slack's API at {settings.api_url} (SLACK_API_URL) did not answer when checking {checked}"
+    return f"Slack's API at {settings.api_url} ({checked} set) did not answer"
 
 
 def deliver(services: Services, settings: SlackSettings) -> SlackDelivery:
@@ -47,12 +55,15 @@ def deliver(services: Services, settings: SlackSettings) -> SlackDelivery:
 
 def add_commands(actions: argparse._SubParsersAction) -> None:
     q = actions.add_parser("manifest", help="print the Slack app manifest for this deployment")
-    q.add_argument("--url", required=True, help="public base URL, e.g. https://paperclub.example.org")
+    where = q.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="HTTP: the public base URL, e.g. https://paperclub.example.org")
+    where.add_argument("--socket-mode", action="store_true",
+                       help="Socket Mode: no public URL (then set SLACK_APP_TOKEN, an app-level token)")
     q.set_defaults(func=cmd_manifest)
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from adapters.slack.config import manifest
+    from adapters.slack.config import manifest, socket_mode_manifest
 
-    print(manifest(args.url))
+    print(socket_mode_manifest() if args.socket_mode else manifest(args.url))
     return 0

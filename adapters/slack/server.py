@@ -1,6 +1,7 @@
 """Slack in `paperclub serve` (adapters/runtime.py): the app over HTTP on $PORT (waitress, a
 production WSGI server, with the serving process's /healthz and pages beside it) or, with
-SLACK_APP_TOKEN, over Socket Mode for development. Either way a request passes
+SLACK_APP_TOKEN, over Socket Mode (adapters/slack/socket_mode.py: no public URL; /healthz
+and the pages are then the serving process's own server). Either way a request passes
 adapters/slack/edge.py first (signature on the raw bytes, a readable body, once per id).
 
 `SlackServer` is Slack's `Served` (adapters/platforms.py): start, stop taking requests,
@@ -14,17 +15,25 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from slack_sdk.errors import SlackApiError
 from waitress import wasyncore
 
 from adapters.debounce import Debouncer
 from adapters.replies import LATER_THREADS
 from adapters.slack.config import EVENTS_PATH, SlackSettings
-from adapters.slack.delivery import SlackDelivery, error
-from adapters.slack.edge import CheckedSocketModeHandler, SignedOnly, WholeForms
+from adapters.slack.delivery import SlackDelivery
+from adapters.slack.edge import SignedOnly, WholeForms
 from adapters.slack.listeners import build_app
-from bot.app import Services
+from adapters.slack.socket_mode import (
+    LEASE_NAME,
+    PING_SECONDS,
+    RENEW_SECONDS,
+    STALE_AFTER,
+    HeldLink,
+    SocketMode,
+)
+from bot.app import Services, utc_now
 from bot.ops.defaults import DEFAULT_HOST
+from bot.ops.leases import Lease
 from bot.ops.settings import ConfigError
 
 log = logging.getLogger(__name__)
@@ -36,10 +45,11 @@ LISTENER_THREADS = 16  # bolt runs each ack and lazy listener on this pool, besi
 class SlackServer:
     """Slack in `paperclub serve`: HTTP on $PORT (waitress, a production WSGI server,
     with `extra` answering other paths such as /healthz), or Socket Mode when
-    SLACK_APP_TOKEN is set (development)."""
+    SLACK_APP_TOKEN is set (one process holds the link; `health` says how it is)."""
 
     def __init__(self, services: Services, settings: SlackSettings, extra: dict | None = None,
-                 address: str = DEFAULT_HOST):
+                 address: str = DEFAULT_HOST, ping_interval: float = PING_SECONDS,
+                 renew_seconds: float = RENEW_SECONDS):
         self.settings = settings
         self.executor = ThreadPoolExecutor(LISTENER_THREADS, "slack-listener")
         self.later = ThreadPoolExecutor(LATER_THREADS, "slack-later")
@@ -50,7 +60,20 @@ class SlackServer:
         self.address = address  # what the HTTP server listens on
         self._server = None
         self._loop: threading.Thread | None = None
-        self._socket_mode = None
+        self._socket_mode: HeldLink | None = None
+        self.db = services.db  # Socket Mode's lease
+        self.ping_interval = ping_interval  # Socket Mode's check of its link
+        self.renew_seconds = renew_seconds  # and of its lease
+
+    @property
+    def answers_port(self) -> bool:
+        """Over HTTP it answers $PORT (with /healthz beside); over Socket Mode it does not,
+        and the serving process runs /healthz on its own."""
+        return not self.settings.app_token
+
+    def health(self) -> dict | None:
+        """The Socket Mode link's state for /healthz (None over HTTP: answering is the proof)."""
+        return None if self._socket_mode is None else self._socket_mode.health()
 
     def start(self) -> None:
         if self.settings.app_token:
@@ -59,16 +82,12 @@ class SlackServer:
             self._start_http()
 
     def _start_socket_mode(self) -> None:
-        self._socket_mode = CheckedSocketModeHandler(self.app, self.settings.app_token)
-        try:
-            self._socket_mode.connect()
-        except SlackApiError as problem:
-            raise ConfigError(
-                f"Socket Mode could not connect ({error(problem)}): SLACK_APP_TOKEN must be an "
-                "app-level token with connections:write, and Socket Mode must be on in the app's "
-                "settings"
-            ) from None
-        log.info("Slack over Socket Mode (for development)")
+        token = self.settings.app_token
+        assert token is not None
+        self._socket_mode = HeldLink(lambda: SocketMode(self.app, token, self.ping_interval),
+                                     Lease(self.db, LEASE_NAME, STALE_AFTER), utc_now, self.renew_seconds)
+        self._socket_mode.start()
+        log.info("Slack over Socket Mode: no public URL needed; one process at a time holds the link")
 
     def _start_http(self) -> None:
         import waitress
