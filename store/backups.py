@@ -215,7 +215,9 @@ def _libpq_url(url: str) -> URL:
     """The SQLAlchemy URL as libpq reads it: no driver name, no password (it goes by PGPASSWORD)."""
     parsed = make_url(url)
     query = {key: value for key, value in parsed.query.items() if key.lower() != "password"}
-    return parsed.set(drivername="postgresql", password=None, query=query)
+    # URL.create, not parsed.set(password=None): set() takes None as "leave it as it is".
+    return URL.create("postgresql", username=parsed.username, host=parsed.host, port=parsed.port,
+                      database=parsed.database, query=query)
 
 
 def _connection(url: str) -> list[str]:
