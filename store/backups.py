@@ -3,11 +3,11 @@
 A SQLite database is backed up with SQLite's online backup API: the copy is one
 consistent snapshot even while `paperclub serve` writes, and the file is itself a SQLite
 database. A PostgreSQL database is backed up by `pg_dump` in its custom format (`-Fc`)
-and restored by `pg_restore`, when PostgreSQL's client programs are installed. The first
+and restored by `pg_restore` and `psql`, when PostgreSQL's client programs are installed. The first
 bytes of a file tell which of the two it is, so a restore refuses a file of the other kind,
 or a file that is neither, before it changes anything.
 
-A password in the database URL reaches pg_dump and pg_restore through PGPASSWORD, never on
+A password in the database URL reaches pg_dump and psql through PGPASSWORD, never on
 their command line (where `ps` would show it to every user of the machine)."""
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import IO
 
 from sqlalchemy import MetaData, func, inspect, select
 from sqlalchemy.engine import URL, make_url
@@ -191,14 +193,19 @@ def _sqlite_restore(source: Path, target: Path) -> None:
 
 def _pg_restore(db: Database, source: Path) -> None:
     # What is there goes first, tables the backup does not have included (a newer schema's),
-    # so the migrations after the restore start from the backup's revision alone.
-    with db.engine.begin() as connection:
-        metadata = MetaData()
-        metadata.reflect(connection)
-        metadata.drop_all(connection)
-    db.dispose()
-    _run([_client("pg_restore"), "--no-owner", "--no-privileges", "--single-transaction", "--exit-on-error",
-          *_connection(db.url), str(source)], _password_env(db.url), f"pg_restore into {db.describe()}")
+    # so the migrations after the restore start from the backup's revision alone. pg_restore
+    # writes the backup as SQL first, whole (a cut or damaged archive fails here, before any
+    # change); then psql runs the drops and that SQL in one transaction, all or nothing.
+    with db.engine.connect() as connection:
+        tables = inspect(connection).get_table_names()
+    drops = "".join(f'DROP TABLE IF EXISTS "{name}" CASCADE;\n' for name in tables) or "SELECT 1;"
+    with tempfile.TemporaryFile() as script:
+        _run([_client("pg_restore"), "--no-owner", "--no-privileges", "--file=-", str(source)], {},
+             f"reading {source}", stdout=script)
+        script.seek(0)
+        _run([_client("psql"), "--no-psqlrc", "--quiet", "--single-transaction", "--set=ON_ERROR_STOP=1",
+              f"--command={drops}", "--file=-", *_connection(db.url)],
+             _password_env(db.url), f"restoring into {db.describe()}", stdin=script)
 
 
 # --- PostgreSQL's client programs -----------------------------------------------------------
@@ -232,9 +239,15 @@ def _password_env(url: str) -> dict[str, str]:
     return {"PGPASSWORD": str(password)} if password else {}
 
 
-def _run(command: list[str], env: Mapping[str, str], what: str) -> None:
-    done = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True, check=False)
+def _run(command: list[str], env: Mapping[str, str], what: str, stdin: IO[bytes] | None = None,
+         stdout: IO[bytes] | None = None) -> None:
+    done = subprocess.run(command, env={**os.environ, **env}, stdin=stdin,
+                          stdout=stdout if stdout is not None else subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          check=False)
     if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        said = lines[0] if lines else f"exit status {done.returncode}"
-        raise BackupError(f"{what} failed: {said}")
+        raise BackupError(f"{what} failed: {_first_line(done.stderr.decode(errors='replace'), done.returncode)}")
+
+
+def _first_line(stderr: str, status: int) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[0] if lines else f"exit status {status}"

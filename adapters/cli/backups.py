@@ -18,8 +18,19 @@ SECRET_REMINDER = ("Keep PAPERCLUB_SECRET_KEY apart from it, safely: the Zotero 
                    "it, and a restore under another secret cannot read them.")
 
 
-def cmd_backup(args: argparse.Namespace) -> int:
+def _open(args: argparse.Namespace) -> Database:
+    """The database, a server's answering checked first: one that does not answer is the one
+    line every command gives (adapters.cli.main.failed), not a pg_dump error. A SQLite file
+    is not opened here: connecting would create one that does not exist."""
     db = Database(args.database_url or resolve_database_url())
+    if not db.is_sqlite:
+        with db.engine.connect():
+            pass
+    return db
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    db = _open(args)
     target = Path(args.file)
     try:
         backup(db, target)
@@ -30,7 +41,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    db = Database(args.database_url or resolve_database_url())
+    db = _open(args)
     source = Path(args.file)
     try:
         check_restorable(db, source)

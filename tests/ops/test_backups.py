@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import subprocess
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
@@ -291,3 +292,24 @@ def test_a_backup_while_another_connection_writes_is_one_consistent_snapshot(see
     copy.close()
     assert total == 0 and rows % 2 == 0 and rows >= 2 * before
     assert not (tmp_path / "snapshot.db-wal").exists()
+
+
+@pytest.mark.postgres
+def test_a_cut_pg_dump_archive_changes_nothing_even_with_force(postgres_admin, seeded_postgres, outside, tmp_path,
+                                                                capsys):
+    """The archive's table of contents reads, its data stops short: the restore fails in one
+    line before dropping anything, and the database keeps every channel's state."""
+    with scratch_postgres(postgres_admin, template=seeded_postgres) as source, \
+            scratch_postgres(postgres_admin, template=seeded_postgres) as target:
+        populate(source, outside)
+        populate(target, outside)
+        whole = tmp_path / "group.dump"
+        assert paperclub("--database-url", source, "backup", str(whole)) == 0
+        cut = tmp_path / "cut.dump"
+        cut.write_bytes(whole.read_bytes()[: whole.stat().st_size * 9 // 10])
+        listed = subprocess.run(["pg_restore", "--list", str(cut)], capture_output=True, check=False)
+        assert listed.returncode == 0  # its table of contents reads: only the data is cut
+        before = transcript(target, outside)
+        says = _one_line_refusal(capsys, target, "restore", "--force", str(cut))
+        assert f"reading {cut} failed" in says
+        assert transcript(target, outside) == before
