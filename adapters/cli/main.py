@@ -1,4 +1,4 @@
-"""The `paperclub` command line: import, export, search, status, console, demo, db, serve.
+"""The `paperclub` command line: import, export, search, status, console, demo, db, backup, restore, serve.
 
 This module only parses: each subcommand names its function as "module:function"
 (`Lazy`), imported when that subcommand runs, so `paperclub --version` and `--help` load
@@ -152,6 +152,16 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
                    help="upgrade: apply the migrations not yet applied; current: show the schema's revision and "
                         "the one this code needs")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_db"))
+    p = sub.add_parser("backup", help="write the whole database to FILE (SQLite: a SQLite file, safe while serve "
+                                      "runs; PostgreSQL: a pg_dump archive)")
+    p.add_argument("file", metavar="FILE", help="the backup to write (replaced if it exists)")
+    p.set_defaults(func=Lazy("adapters.cli.backups:cmd_backup"))
+    p = sub.add_parser("restore", help="replace the database with a backup FILE, bring it to the current schema "
+                                       "and drop the search index (rebuilt on next start)")
+    p.add_argument("file", metavar="FILE", help="a file `paperclub backup` wrote")
+    p.add_argument("--force", action="store_true",
+                   help="replace a database that holds data (without it, restore only fills an empty one)")
+    p.set_defaults(func=Lazy("adapters.cli.backups:cmd_restore"))
     search_cli.add_commands(sub)  # bench, eval
     feed_cli.add_commands(sub)  # feed add|list|remove|refresh
     follows_cli.add_commands(sub)  # bench-ingest

@@ -1,8 +1,9 @@
 """`paperclub export`, the memory feature's subcommand: papers for reference managers
-(BibTeX, RIS, CSL-JSON) and backups (JSON Lines), from the whole library, one collection,
+(BibTeX, RIS, CSL-JSON) and the papers as JSON Lines (read back by `paperclub import`; a
+backup of the whole group is `paperclub backup`), from the whole library, one collection,
 or what one channel read.
 
-    paperclub export -o backup.jsonl
+    paperclub export -o papers.jsonl
     paperclub export --collection reading-list --format ris -o reading-list.ris
     paperclub export --channel slack:T0123:C0456 --format csljson -o group.json
 """
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 FORMATS = ("bibtex", "ris", "csljson", "jsonl")
 
 FORMAT_HELP = ("bibtex, ris or csljson (for Zotero, Mendeley, EndNote, Pandoc), or jsonl (the schema "
-               "`paperclub import` reads back: a backup; the default)")
+               "`paperclub import` reads back, papers only; the default)")
 
 
 def cmd_export(args: argparse.Namespace) -> int:

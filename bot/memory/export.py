@@ -1,6 +1,6 @@
-"""Papers for reference managers and backups: what a channel read, a collection, or the
+"""Papers for reference managers and for another library: what a channel read, a collection, or the
 whole library. BibTeX here (with a channel's notes as `annote`, which Zotero imports as
-notes), RIS and CSL-JSON in bot.memory.citations, and JSON Lines for backups (the schema
+notes), RIS and CSL-JSON in bot.memory.citations, and JSON Lines (papers only, not a backup: the schema
 `paperclub import` reads; a channel's papers each with a "channel" object beside it:
 when it was posted, its tally and the channel's notes)."""
 
