@@ -51,6 +51,8 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
                         "(zotero:GROUP/COLLECTION; key from $PAPERCLUB_ZOTERO_API_KEY)")
     p.add_argument("--collection", help="collection name (default: the file name without extension)")
     p.add_argument("--format", choices=sorted(FORMAT_NAMES), help="skip detection and read as this format")
+    p.add_argument("--venue", help='the venue of a listing\'s papers that do not give theirs ("ICLR 2021")')
+    p.add_argument("--year", help="the year of a listing's papers that do not give theirs (2021)")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_import"))
 
     for plugin in plugins(features):  # the features' own subcommands (`export`: the group's memory)

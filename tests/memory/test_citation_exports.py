@@ -21,7 +21,7 @@ from citeproc import (
 )
 from citeproc.source.json import CiteProcJSON
 
-from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
+from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS, demo_listing
 from bot.cards.cards import paper_link
 from bot.corpus.library import Library
 from bot.memory import cli as export_cli
@@ -118,7 +118,7 @@ def demo(tmp_path_factory):
     for where, files in (("demo_corpus", DEMO_COLLECTIONS), ("demo_extras", DEMO_EXTRAS)):
         for name, collection in files.items():
             with resources.as_file(resources.files("bot") / where / name) as path:
-                library.import_file(path, collection)
+                library.import_file(path, collection, listing=demo_listing(name))
     yield library
     db.dispose()
 
