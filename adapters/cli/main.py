@@ -65,6 +65,8 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
     p.add_argument("--batch", metavar="FILE", help="one query a line from FILE (or - for stdin), JSON lines out")
     p.add_argument("--lexical", action="store_true", help="by words alone, with BM25's exact scores")
+    p.add_argument("--sources", action="store_true",
+                   help="under each hit, the collections and files (FILE:LINE) it was imported from")
     p.set_defaults(func=Lazy("adapters.cli.searching:cmd_search"))
 
     p = sub.add_parser("embed", help="give every paper its vector, for ranking by meaning too (resumable)")

@@ -38,7 +38,7 @@ NOTES_SHOWN = 3
 NOTE_CHARS = 300
 # What gives way when a message's embeds exceed 6,000 characters, least important first:
 # (part, the length it may be cut down to). A part is an Embed attribute or the name of a
-# field; "footer" is the BM25 score (and "title match"). Each step cuts that part of every
+# field; "footer" is "title match" where the title matched. Each step cuts that part of every
 # embed to one common length, just short enough to fit, so the cards of a poll stay alike.
 # The title (with the paper's id), the option line ("Why") and who wrote it go last, and
 # never entirely.
@@ -189,10 +189,10 @@ def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
 
 
 def score_line(card: PaperCard) -> str:
-    """"BM25 score 6.32 · title match": a title match is ranked above higher scores, and
-    says so."""
-    parts = [f"BM25 score {card.score:.2f}"] if card.score is not None else []
-    return " · ".join(parts + (["title match"] if card.title_match else []))
+    """"title match" where the title matched (it is ranked above higher scores, and says
+    so); a raw BM25 score means nothing to a member and is left to the operator's
+    `paperclub search`."""
+    return "title match" if card.title_match else ""
 
 
 def fit(cards: list[CardEmbed], total: int = EMBEDS_TOTAL_MAX) -> list[CardEmbed]:

@@ -195,7 +195,7 @@ def _more_note(left: int) -> str:
 
 def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
     """A section (linked title, authors, snippet with the matched words in bold, why it
-    was picked), a context line (ID, venue, matched terms, tags, score), then notes and
+    was picked), a context line (ID, venue, matched terms, tags, title match), then notes and
     sources. `short`: without the snippet, notes and sources, which `show ID` gives."""
     lines = [f"*{_title(card)}*"]
     if card.authors_display:
@@ -240,15 +240,9 @@ def _card_facts(card: PaperCard) -> list[str]:
         facts.append("matched: " + clip(terms, CONTEXT_CHARS))
     if card.tags:
         facts.append("tags: " + clip(escape(", ".join(card.tags)), CONTEXT_CHARS))
-    if card.score is not None or card.title_match:
-        facts.append(score_line(card))
+    if card.title_match:  # ranked above higher scores, and says so; a raw BM25 score is the operator's
+        facts.append("title match")
     return facts
-
-
-def score_line(card: PaperCard) -> str:
-    """"score 6.32 · title match": a title match is ranked above higher scores, and says so."""
-    parts = [f"score {card.score:.2f}"] if card.score is not None else []
-    return " · ".join(parts + (["title match"] if card.title_match else []))
 
 
 def _quoted(notes: list[str], kind: str) -> list[str]:

@@ -178,7 +178,7 @@ def test_stats_collections_and_search_say_one_paper_post_vote(seeded_copy):
     stats = boss.send("stats 1").text
     assert stats.startswith("Last 1 day: 1 post, 1 vote from 1 member.") and "Reading queue: 0 papers." in stats
     assert "Most wanted in the last 1 day:" in boss.send("top 1").text
-    assert "topic-abstracts (17 papers)" in boss.send("collections").text
+    assert "topic-abstracts: 17 papers" in boss.send("collections").text
     assert boss.send('search denoising author:"Jiaming Song" author:Meng author:Ermon').text.startswith(
         "Top 1 of 2 papers for ")  # the two the filters leave, one matching
 
