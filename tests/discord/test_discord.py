@@ -443,7 +443,7 @@ def test_a_scheduled_post_sends_the_embed_opens_the_thread_and_attaches_the_butt
         ref, rendered = bot.services.core.render_post(post_id)
         assert ref == f"{CHANNEL_ID}/{message.id}"  # the core keeps where the post is
         title = rendered.cards[0].title
-        assert message.content.startswith("Paper of the day, Monday 23 November 2026") and title in message.content
+        assert message.content == "Paper of the day, Monday 23 November 2026"  # the embed names the paper
         (embed,) = message.embeds
         assert embed.title == f"[{rendered.cards[0].paper_id}] {title}"[:256]
         assert any(f.name == "Why" and f.value for f in embed.fields)
