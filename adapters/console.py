@@ -86,11 +86,16 @@ def render_text(reply: Reply) -> str:
 
 
 def render_section(section: Section) -> str:
-    return "\n".join([f"== {section.title}", *(f"  {line}" for line in section.lines)])
+    """The title, then each line with the link of the paper it names after it."""
+    return "\n".join([f"== {section.title}", *(f"  {line}" + _link_of(line, section.links) for line in section.lines)])
+
+
+def _link_of(line: str, links: dict[str, str]) -> str:
+    return next((f"  <{url}>" for title, url in links.items() if title and title in line), "")
 
 
 def render_card(card: PaperCard) -> str:
-    lines = [f"[{card.paper_id}] {card.title}"]
+    lines = [f"{card.option}: [{card.paper_id}] {card.title}" if card.option else f"[{card.paper_id}] {card.title}"]
     if card.authors_display:
         lines.append(f"    {card.authors_display}")
     meta = "   ".join(part for part in (card.venue, card.added_by, score_line(card)) if part)

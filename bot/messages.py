@@ -65,6 +65,7 @@ class PaperCard:
     # Ranked first because the query reads as its title, above higher BM25 scores.
     title_match: bool = False
     reason: str = ""  # why a pick was picked (paper of the day)
+    option: str = ""  # on a poll: "Option 1", the number a member votes for
     tags: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # notes the source gave (a review's paragraphs)
     discussion: list[str] = field(default_factory=list)  # this channel's member notes, oldest first
@@ -92,6 +93,9 @@ class Section:
 
     title: str
     lines: list[str] = field(default_factory=list)
+    # A paper's title as its lines write it -> the paper's link: each platform links the
+    # title where a line names it (a digest names papers "[12] Title").
+    links: dict[str, str] = field(default_factory=dict)
 
 
 class Kind(Enum):

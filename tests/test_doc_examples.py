@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
+from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS, demo_listing
 from adapters.console import ConsoleSession, render_text
 from bot.app import build_services
 from tests.conftest import REPO
@@ -77,7 +77,7 @@ def import_demo(url: str) -> None:
     for package, files in (("demo_corpus", DEMO_COLLECTIONS), ("demo_extras", DEMO_EXTRAS)):
         for name, collection in files.items():
             with resources.as_file(resources.files("bot") / package / name) as path:
-                services.library.import_file(path, collection)
+                services.library.import_file(path, collection, listing=demo_listing(name))
     services.search.current()  # the index, built once beside the database
     services.db.dispose()
 

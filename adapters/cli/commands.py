@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from bot.corpus.drafts import Written
     from bot.corpus.importing import ImportSummary
     from bot.corpus.library import Library
+    from bot.corpus.listing import ListingFacts
 
 DEMO_COLLECTIONS = {
     "iclr2021-openreview.md": "iclr2021",
@@ -29,6 +30,14 @@ DEMO_COLLECTIONS = {
     "trending-papers.txt": "trending",
     "iclr2022-topics.txt": "iclr2022-topics",
     "iclr2022-blog-review.txt": "iclr2022-blog",
+}
+# What the demo's listings do not say per paper, given as an operator would on
+# `paperclub import FILE --venue "ICLR 2021" --year 2021` (we know where they come from).
+DEMO_VENUES = {
+    "iclr2021-openreview.md": ("ICLR 2021", 2021),
+    "iclr2023-poster-session.txt": ("ICLR 2023", 2023),
+    "iclr2022-topics.txt": ("ICLR 2022", 2022),
+    "iclr2022-blog-review.txt": ("ICLR 2022", 2022),
 }
 # Beside the seeds, a reading list as a reference manager exports it (venues, years and
 # arXiv ids, no abstracts), to show a venue/year line and a paper found by its arXiv id.
@@ -54,6 +63,13 @@ def open_services(url: str | None = None, at: datetime | None = None) -> Service
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from bot.corpus.listing import ListingFacts, ListingProblem
+
+    try:  # before the database is opened: a mistyped year imports nothing
+        listing = ListingFacts.checked(args.venue, args.year)
+    except ListingProblem as problem:
+        print(f"error: {problem}; nothing imported", file=sys.stderr)
+        return 2
     # The library and its index alone: an import needs no feature (nor their settings).
     # A day's segment needs no numba; a whole library's build does (and imports it).
     library, search = open_search(args.database_url, short_lived=True, meaning=False)
@@ -73,7 +89,7 @@ def cmd_import(args: argparse.Namespace) -> int:
                     summary = source.run(library, path.strip(), args.collection)  # zotero:GROUP/COLLECTION
                 else:
                     summary = import_with_progress(
-                        library, Path(path), args.collection, args.format, written
+                        library, Path(path), args.collection, args.format, written, listing
                     )
             except _NotFetched as problem:
                 failed += 1
@@ -146,10 +162,11 @@ def import_with_progress(
     collection: str | None,
     fmt: str | None,
     written: Written | None = None,
+    listing: ListingFacts | None = None,
 ) -> ImportSummary:
     """A progress bar on a terminal for large files; plain output when piped."""
     if not sys.stderr.isatty():
-        return library.import_file(path, collection, fmt, written=written)
+        return library.import_file(path, collection, fmt, written=written, listing=listing)
     from rich.progress import Progress
 
     with Progress(transient=True) as progress:
@@ -160,6 +177,7 @@ def import_with_progress(
             fmt,
             progress=lambda done, total: progress.update(task, completed=done, total=total),
             written=written,
+            listing=listing,
         )
 
 
@@ -264,16 +282,25 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def import_demo(services: Services, quiet: bool = False) -> None:
-    """The bundled corpus, each file into its collection; a line each unless `quiet`."""
+    """The bundled corpus, each file into its collection with its venue and year
+    (DEMO_VENUES); a line each unless `quiet`."""
     corpus = resources.files("bot") / "demo_corpus"
     extras = resources.files("bot") / "demo_extras"
     files = [(corpus / n, c) for n, c in DEMO_COLLECTIONS.items()]
     files += [(extras / n, c) for n, c in DEMO_EXTRAS.items()]
     for resource, collection in files:
         with resources.as_file(resource) as path:
-            summary = services.library.import_file(path, collection)
+            summary = services.library.import_file(path, collection, listing=demo_listing(resource.name))
         if not quiet:
             print("  " + format_summary(summary).replace(str(path), resource.name))
+
+
+def demo_listing(name: str) -> ListingFacts | None:
+    """The venue and year `paperclub demo` gives a bundled file (DEMO_VENUES), if any."""
+    from bot.corpus.listing import ListingFacts
+
+    venue, year = DEMO_VENUES.get(name, (None, None))
+    return ListingFacts(venue, year) if venue else None
 
 
 def cmd_db(args: argparse.Namespace) -> int:

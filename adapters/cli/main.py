@@ -51,6 +51,8 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
                         "(zotero:GROUP/COLLECTION; key from $PAPERCLUB_ZOTERO_API_KEY)")
     p.add_argument("--collection", help="collection name (default: the file name without extension)")
     p.add_argument("--format", choices=sorted(FORMAT_NAMES), help="skip detection and read as this format")
+    p.add_argument("--venue", help='the venue of a listing\'s papers that do not give theirs ("ICLR 2021")')
+    p.add_argument("--year", help="the year of a listing's papers that do not give theirs (2021)")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_import"))
 
     for plugin in plugins(features):  # the features' own subcommands (`export`: the group's memory)
@@ -64,6 +66,8 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the hits as JSON")
     p.add_argument("--batch", metavar="FILE", help="one query a line from FILE (or - for stdin), JSON lines out")
     p.add_argument("--lexical", action="store_true", help="by words alone, with BM25's exact scores")
+    p.add_argument("--sources", action="store_true",
+                   help="under each hit, the collections and files (FILE:LINE) it was imported from")
     p.set_defaults(func=Lazy("adapters.cli.searching:cmd_search"))
 
     p = sub.add_parser("embed", help="give every paper its vector, for ranking by meaning too (resumable)")

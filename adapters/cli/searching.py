@@ -58,7 +58,8 @@ def _print_search(library: Library, search: SearchBackend, text: str, args: argp
     index = search.current()
     hits = index.search(query, args.k)
     papers = library.get_many(h.paper_id for h in hits)
-    cards = [card(papers[h.paper_id], search.tokenizer, h) for h in hits]
+    sources = getattr(args, "sources", False)
+    cards = [card(papers[h.paper_id], search.tokenizer, h, sources=sources) for h in hits]
     if args.json:
         print(json.dumps({"query": text, "hits": [c.__dict__ for c in cards]}, ensure_ascii=False))
     elif not cards:

@@ -38,9 +38,9 @@ NOTES_SHOWN = 3
 NOTE_CHARS = 300
 # What gives way when a message's embeds exceed 6,000 characters, least important first:
 # (part, the length it may be cut down to). A part is an Embed attribute or the name of a
-# field; "footer" is the BM25 score (and "title match"). Each step cuts that part of every
+# field; "footer" is "title match" where the title matched. Each step cuts that part of every
 # embed to one common length, just short enough to fit, so the cards of a poll stay alike.
-# The title (with the paper's id), the option line ("Why") and who wrote it go last, and
+# The title (with the paper's id and a poll's option), why it was picked and who wrote it go last, and
 # never entirely.
 TRIMS: tuple[tuple[str, int], ...] = (
     ("Sources", 0),
@@ -155,9 +155,22 @@ def thread_name(reply: Reply) -> str:
 def section_embed(section: Section) -> CardEmbed:
     """A titled section of a reply (a digest's part): its lines as the description,
     shortened by whole lines when the message's total is exceeded."""
+    lines = [_linked_line(line, section.links) for line in section.lines]
     return CardEmbed(title=cut(section.title, TITLE_MAX),
-                     description=_whole_lines(mention("\n".join(section.lines)), DESCRIPTION_MAX),
+                     description=_whole_lines(mention("\n".join(lines)), DESCRIPTION_MAX),
                      by_lines=True)
+
+
+def _linked_line(line: str, links: dict[str, str]) -> str:
+    """A section's line with the first paper title it names as a masked link, "[Title](url)",
+    where neither can break the link's markdown (a bracket in the title, a parenthesis or
+    space in the link)."""
+    for title, url in links.items():
+        if title and title in line and url.startswith(("https://", "http://")):
+            if re.search(r"[\[\]]", title) or re.search(r"[\s()<>]", url):
+                return line
+            return line.replace(title, f"[{title}]({url})", 1)
+    return line
 
 
 def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
@@ -179,7 +192,7 @@ def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
     if card.sources:
         fields.append(Field("Sources", cut("\n".join(card.sources), FIELD_MAX), False))
     return CardEmbed(
-        title=cut(f"[{card.paper_id}] {card.title}", TITLE_MAX),
+        title=cut(f"{card.option}: " * bool(card.option) + f"[{card.paper_id}] {card.title}", TITLE_MAX),
         url=web_link(card.url),  # the core checked it already; a card made elsewhere may not be
         description="" if compact else cut(card.snippet, DESCRIPTION_MAX),
         author=cut(card.authors_display, AUTHOR_MAX),
@@ -189,10 +202,10 @@ def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
 
 
 def score_line(card: PaperCard) -> str:
-    """"BM25 score 6.32 · title match": a title match is ranked above higher scores, and
-    says so."""
-    parts = [f"BM25 score {card.score:.2f}"] if card.score is not None else []
-    return " · ".join(parts + (["title match"] if card.title_match else []))
+    """"title match" where the title matched (it is ranked above higher scores, and says
+    so); a raw BM25 score means nothing to a member and is left to the operator's
+    `paperclub search`."""
+    return "title match" if card.title_match else ""
 
 
 def fit(cards: list[CardEmbed], total: int = EMBEDS_TOTAL_MAX) -> list[CardEmbed]:

@@ -81,6 +81,8 @@ def text_chars(blocks: list[dict]) -> int:
 
 def fallback_text(reply: Reply) -> str:
     text = reply.text or "\n".join(card.title for card in reply.cards) or "paperclub"
+    if reply.post_id is not None and len(reply.cards) == 1:  # a post's notification names its paper
+        text = f"{text.splitlines()[0]}: {reply.cards[0].title}"
     return clip(escape(text), FALLBACK_CHARS)
 
 
@@ -154,7 +156,7 @@ def _section_text(section: Section, limit: int) -> str | None:
     """The title and as many whole lines as fit `limit` characters, the rest counted;
     None when not even the title does."""
     title = f"*{clip(escape(section.title), TITLE_CHARS)}*"
-    lines = [clip(escape(line), SECTION_CHARS // 2) for line in section.lines]
+    lines = [_linked_line(line, section.links) for line in section.lines]
     for count in range(len(lines), -1, -1):
         more = [f"_…and {len(lines) - count} more_"] if count < len(lines) else []
         text = "\n".join([title, *lines[:count], *more])
@@ -195,9 +197,9 @@ def _more_note(left: int) -> str:
 
 def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
     """A section (linked title, authors, snippet with the matched words in bold, why it
-    was picked), a context line (ID, venue, matched terms, tags, score), then notes and
+    was picked), a context line (ID, venue, matched terms, tags, title match), then notes and
     sources. `short`: without the snippet, notes and sources, which `show ID` gives."""
-    lines = [f"*{_title(card)}*"]
+    lines = [f"*{escape(card.option)}:* *{_title(card)}*" if card.option else f"*{_title(card)}*"]
     if card.authors_display:
         lines.append(clip(escape(card.authors_display), AUTHORS_CHARS))
     if card.snippet and not short:
@@ -220,14 +222,23 @@ def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
 def _title(card: PaperCard) -> str:
     title = clip(escape(card.title), TITLE_CHARS)
     url = card.url or ""
-    # A link is only made of a URL Slack can parse whole; any other is left out.
-    if (
-        url.startswith(("https://", "http://"))
-        and len(url) <= URL_CHARS
-        and not re.search(r"[\s<>|]", url)
-    ):
-        return f"<{url}|{title}>"
-    return title
+    return f"<{url}|{title}>" if _linkable(url) else title
+
+
+def _linkable(url: str) -> bool:
+    """A link is only made of a URL Slack can parse whole; any other is left out."""
+    return url.startswith(("https://", "http://")) and len(url) <= URL_CHARS and not re.search(r"[\s<>|]", url)
+
+
+def _linked_line(line: str, links: dict[str, str]) -> str:
+    """A section's line escaped, the first paper title it names linked ("[12] <url|Title>: ...")."""
+    text = clip(escape(line), SECTION_CHARS // 2)
+    for title, url in links.items():
+        shown = escape(title)
+        if shown and shown in text and _linkable(url):
+            linked = text.replace(shown, f"<{url}|{shown}>", 1)
+            return linked if len(linked) <= SECTION_CHARS // 2 else text
+    return text
 
 
 def _card_facts(card: PaperCard) -> list[str]:
@@ -240,15 +251,9 @@ def _card_facts(card: PaperCard) -> list[str]:
         facts.append("matched: " + clip(terms, CONTEXT_CHARS))
     if card.tags:
         facts.append("tags: " + clip(escape(", ".join(card.tags)), CONTEXT_CHARS))
-    if card.score is not None or card.title_match:
-        facts.append(score_line(card))
+    if card.title_match:  # ranked above higher scores, and says so; a raw BM25 score is the operator's
+        facts.append("title match")
     return facts
-
-
-def score_line(card: PaperCard) -> str:
-    """"score 6.32 · title match": a title match is ranked above higher scores, and says so."""
-    parts = [f"score {card.score:.2f}"] if card.score is not None else []
-    return " · ".join(parts + (["title match"] if card.title_match else []))
 
 
 def _quoted(notes: list[str], kind: str) -> list[str]:

@@ -25,9 +25,10 @@ def authors_display(authors: list[str], shown: int = AUTHORS_SHOWN) -> str:
 
 
 def venue_line(paper: Paper) -> str:
-    """"NeurIPS 2021 · iclr2021 · Oral": where and when it was published, then the
-    collections that hold it, its track and award."""
-    parts = [published(paper), *paper.collections, paper.track, paper.award]
+    """"NeurIPS 2021 · Oral · Outstanding Paper": where and when it was published, its
+    track and award. Not the collections that hold it: they are how an operator or a
+    channel groups papers (`collections` lists them), nothing the paper says of itself."""
+    parts = [published(paper), paper.track, paper.award]
     return " · ".join(p for p in parts if p)
 
 
@@ -46,7 +47,8 @@ def paper_link(paper: Paper) -> str | None:
 
 
 def source_lines(paper: Paper) -> list[str]:
-    """Where the paper came from, "march: sample.bib:5 (bibtex)", for `show`."""
+    """Where the paper came from, "march: sample.bib:5 (bibtex)": operator detail, for
+    `paperclub search --sources`, never in chat."""
     return [f"{s.collection}: {s.source}:{s.line} ({s.format})" for s in paper.sources]
 
 
@@ -119,10 +121,11 @@ NEAR_TO_PAPER = "close in meaning, though it shares none of the paper's distinct
 
 def card(
     paper: Paper, tokenizer: Tokenizer, hit: Hit | None = None, reason: str = "", full: bool = False,
-    added_by: str = "",
+    added_by: str = "", sources: bool = False,
 ) -> PaperCard:
     """The card for `paper`; `hit` adds matched terms and a snippet around them, `full`
-    shows most of the abstract instead of a preview; `added_by` says who added it in chat."""
+    shows most of the abstract instead of a preview; `added_by` says who added it in chat;
+    `sources` lists the files it came from (the operator's command line asks for them)."""
     stems = set(hit.matched) if hit else set()
     # LaTeX is shown as Unicode; the preview window and the matched words are found in
     # that shown text, so the words a renderer marks are the words the member sees.
@@ -145,7 +148,7 @@ def card(
         reason=reason or (NEAR_IN_MEANING if hit and hit.by_meaning and not hit.matched else ""),
         tags=list(paper.tags),
         notes=[readable(note) for note in paper.notes] if full else [],
-        sources=source_lines(paper) if full else [],
+        sources=source_lines(paper) if sources else [],
         added_by=added_by,
     )
 

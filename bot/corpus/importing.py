@@ -39,6 +39,7 @@ from bot.corpus import identifiers
 from bot.corpus.display_safe import make_display_safe
 from bot.corpus.drafts import Draft, DraftId, DraftSource, Written, as_indexed, write_drafts
 from bot.corpus.embedded import StoredVectors, VectorRules, store_given
+from bot.corpus.listing import ListingFacts
 from bot.corpus.merge import SHOWN, in_merge_order, merged, source_fields
 from bot.corpus.readers import read_path, truncation_warnings
 from bot.corpus.records import (
@@ -302,9 +303,11 @@ def import_file(
     progress: Callable[[int, int], None] | None = None,
     written: Written | None = None,
     vectors: VectorRules | None = None,
+    listing: ListingFacts | None = None,
 ) -> ImportSummary:
     """Read and store one file; a malformed file raises before anything is written.
-    `vectors` says which precomputed vectors the file may bring (none without)."""
+    `vectors` says which precomputed vectors the file may bring (none without);
+    `listing` the venue and year for the records that do not say theirs."""
     path = Path(path)
     collection = collection or default_collection(path)
     _check_names(collection, path.name, str(path))  # before reading: a wrong name fails fast
@@ -312,6 +315,8 @@ def import_file(
     try:
         with without_cycle_collection():
             detected, records = read_path(path, fmt)
+            if listing:
+                listing.fill(records)
             return import_records(
                 db,
                 records,

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # importing loads the readers of every format: not for a sear
     from bot.corpus.drafts import Written
     from bot.corpus.embedded import VectorRules
     from bot.corpus.importing import ImportSummary
+    from bot.corpus.listing import ListingFacts
     from bot.corpus.records import PaperRecord
 
 
@@ -63,11 +64,13 @@ class Library:
         fmt: str | None = None,
         progress: Callable[[int, int], None] | None = None,
         written: Written | None = None,
+        listing: ListingFacts | None = None,
     ) -> ImportSummary:
-        """Read and store one file; a malformed file raises before anything is written."""
+        """Read and store one file; a malformed file raises before anything is written.
+        `listing`: the venue and year for its records that leave them out."""
         from bot.corpus import importing
 
-        return importing.import_file(self.db, path, collection, fmt, progress, written, self.vectors)
+        return importing.import_file(self.db, path, collection, fmt, progress, written, self.vectors, listing)
 
     def import_records(
         self,

@@ -1,6 +1,7 @@
 """Abstracts grouped under topic headings, without paper titles.
 
-    ICLR 2022 Interesting Paper Review        <- document title (first line, if short)
+    ICLR 2022 Interesting Paper Review        <- document title (first line, if short); one that
+                                                   starts "VENUE YEAR" gives each paper both
     abstract paragraph                          <- a paper without a topic
     Continual Learning                          <- heading: the tag of what follows
     abstract paragraph                          <- a paper tagged "Continual Learning"
@@ -10,6 +11,7 @@ Each abstract gets a derived display title (`title_derived=True`).
 
 from __future__ import annotations
 
+from bot.corpus.listing import ListingFacts, from_header
 from bot.corpus.records import CorpusFormatError, PaperRecord
 from bot.corpus.text import Paragraph, derive_title, ends_sentence, paragraphs, unique_title
 
@@ -34,7 +36,9 @@ def looks_like(text: str) -> bool:
 
 def parse(text: str, path: str) -> list[PaperRecord]:
     found = paragraphs(text)
+    header = ListingFacts()
     if found and _is_heading(found[0]):
+        header = from_header(found[0].text)  # "ICLR 2022 ...": the venue of every paper here
         found = found[1:]  # the document's own title
     _check_complete(found, path)
     records: list[PaperRecord] = []
@@ -54,6 +58,7 @@ def parse(text: str, path: str) -> list[PaperRecord]:
                 title_derived=True,
             )
         )
+    header.fill(records)
     return records
 
 

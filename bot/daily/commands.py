@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from bot.cards.cards import card
+from bot.cards.collection_names import collection_shown
 from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings, added_collection
 from bot.channels.schedule import (
@@ -95,7 +96,7 @@ class DailyFeature(Feature):
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         return [describe_schedule(channel), describe_topics(channel),
-                f"Collections: {', '.join(channel.collections) or 'all'}"]
+                f"Collections: {', '.join(map(collection_shown, channel.collections)) or 'all'}"]
 
     def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> DigestSection | None:
         """The week's posts (paper of the day, `next`, `discuss`) with their tallies."""
@@ -203,10 +204,12 @@ class DailyFeature(Feature):
         rows = self.library.collections()
         if not rows:
             return Reply(text="No collections yet: import papers with `paperclub import FILE`.")
+        # Each as a member reads it, with the name `use` takes where the two differ.
         lines = [
-            f"{'*' if name in channel.collections else ' '} {name} ({counted(count, 'paper')})" for name, count in rows
+            f"{'*' if name in channel.collections else ' '} {collection_shown(name)}: {counted(count, 'paper')}"
+            for name, count in rows
         ]
-        using = ", ".join(channel.collections) if channel.collections else "all collections"
+        using = ", ".join(map(collection_shown, channel.collections)) if channel.collections else "all collections"
         return Reply(text="Collections (* = used here):\n" + "\n".join(lines) + f"\nThis channel picks from {using}.")
 
     def use(self, incoming: Incoming, args: str) -> Reply:
@@ -225,7 +228,8 @@ class DailyFeature(Feature):
             chosen = list(dict.fromkeys(known[n.lower()] for n in names))
         require_manager(incoming, "choose the collections")
         self.channels.update(incoming.channel, _set(collections=chosen))
-        return Reply(text=f"This channel now picks from {', '.join(chosen) if chosen else 'all collections'}.")
+        shown = ", ".join(map(collection_shown, chosen)) if chosen else "all collections"
+        return Reply(text=f"This channel now picks from {shown}.")
 
     # --- posts ------------------------------------------------------------------------
 

@@ -12,12 +12,15 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from bot.cards.cards import paper_link
+from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import WEEKDAYS, ScheduleError
+from bot.corpus.library import Library
 from bot.digest.compose import body, digest_reply
 from bot.digest.digests import SETTLED, Claimed, Digests, since_until
 from bot.digest.weekly import WeeklySlot, parse_slot
-from bot.feature import Feature, Features, Kit
+from bot.feature import DigestSection, Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import Deliver, DeliveryRefused, Incoming, Reply
 from bot.ops.settings import DEFAULT_GRACE
@@ -35,8 +38,9 @@ class DigestFeature(Feature):
     name = "digest"
 
     def __init__(self, channels: Channels, digests: Digests, features: Features, clock: Callable[[], datetime],
-                 grace: timedelta = DEFAULT_GRACE):
+                 grace: timedelta = DEFAULT_GRACE, library: Library | None = None):
         self.channels = channels
+        self.library = library  # the papers' links, for the titles the sections name
         self.digests = digests
         self.features = features  # every feature's section, asked in their order
         self.clock = clock
@@ -44,7 +48,7 @@ class DigestFeature(Feature):
 
     @classmethod
     def build(cls, kit: Kit) -> DigestFeature:
-        return cls(kit.channels, Digests(kit.db), kit.features, kit.clock, kit.grace)
+        return cls(kit.channels, Digests(kit.db), kit.features, kit.clock, kit.grace, kit.library)
 
     def commands(self) -> list[Command]:
         return [
@@ -94,10 +98,19 @@ class DigestFeature(Feature):
         posted and the week's digest still goes out at its time."""
         now = self.clock()
         since, until = now - timedelta(days=7), now
-        reply = digest_reply(self.features.digest(channel, since, until), since, until, _zone(channel))
+        sections = self.features.digest(channel, since, until)
+        reply = digest_reply(sections, since, until, _zone(channel), self._links(sections))
         reply.text = f"Preview, for you only (nothing was posted):\n{reply.text}"
         reply.ephemeral = True
         return reply
+
+    def _links(self, sections: list[DigestSection]) -> dict[int, tuple[str, str]]:
+        """Paper number -> (title as the sections write it, link), for the papers they name
+        that have a link."""
+        if self.library is None:
+            return {}
+        papers = self.library.get_many({n for s in sections for n in s.papers})
+        return {n: (readable(p.title), link) for n, p in papers.items() if (link := paper_link(p))}
 
     def describe(self, channel: ChannelSettings) -> str:
         plan = self.digests.plan(channel.id)
@@ -158,7 +171,7 @@ class DigestFeature(Feature):
         since, until = since_until(claimed.due_at)
         try:
             sections = self.features.digest(channel, since, until)
-            reply = digest_reply(sections, since, until, claimed.slot.zone)
+            reply = digest_reply(sections, since, until, claimed.slot.zone, self._links(sections))
         except Exception:  # a bug in one section: retried later, the tick goes on
             log.exception("building the digest of %s failed", channel.ref.key())
             self.digests.finish(claimed.digest_id, "failed", error="building the digest failed")

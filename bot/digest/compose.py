@@ -8,6 +8,7 @@ and 6,000 characters), so a digest is one post on every platform.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TypedDict
 from zoneinfo import ZoneInfo
@@ -35,14 +36,17 @@ class DigestBody(TypedDict):
     sections: list[KeptSection]
 
 
-def digest_reply(sections: list[DigestSection], since: datetime, until: datetime, zone: str) -> Reply:
-    """The week's digest, or the quiet week's one line when no section has news."""
+def digest_reply(sections: list[DigestSection], since: datetime, until: datetime, zone: str,
+                 links: Mapping[int, tuple[str, str]] | None = None) -> Reply:
+    """The week's digest, or the quiet week's one line when no section has news.
+    `links`: paper number -> (its title as the lines write it, its link), for the papers
+    the sections name; a platform links each title where a line shows it."""
     if not any(s.news for s in sections):
         return Reply(text=quiet_line(since, zone))
     shown = sections[:SECTIONS_SHOWN]
     return Reply(
         text=heading(since, until, zone),
-        sections=[Section(_cut(s.title, TITLE_CHARS), _lines(s.lines)) for s in shown],
+        sections=[Section(_cut(s.title, TITLE_CHARS), _lines(s.lines), _links(s, links or {})) for s in shown],
         cards=[card for s in shown for card in s.cards][:CARDS_SHOWN],
     )
 
@@ -65,6 +69,13 @@ def body(reply: Reply, sections: list[DigestSection]) -> DigestBody:
         "sections": [{"title": shown.title, "lines": shown.lines, "papers": list(source.papers)}
                      for shown, source in zip(reply.sections, sections, strict=False)],
     }
+
+
+def _links(section: DigestSection, links: Mapping[int, tuple[str, str]]) -> dict[str, str]:
+    """The section's papers' titles -> links, for those its lines name as "[N] Title"."""
+    named = "\n".join(section.lines)
+    return {title: url for n in section.papers if n in links
+            for title, url in [links[n]] if f"[{n}] {title}" in named}
 
 
 def _lines(lines: list[str]) -> list[str]:

@@ -19,13 +19,12 @@ so a bad entry is not asked for every day.
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from importlib import resources
 from urllib.parse import urlencode
 
+from bot.cards.collection_names import arxiv_categories
 from bot.corpus import arxiv_atom, identifiers
 from bot.corpus.fetch import ATOM, Fetcher
 from bot.corpus.records import CorpusFormatError, PaperRecord, check_record
@@ -50,9 +49,9 @@ class Listing:
 
 
 def categories() -> dict[str, str]:
-    """arXiv's category taxonomy, id -> name (bot/follows/arxiv_categories.json)."""
-    text = resources.files("bot.follows").joinpath("arxiv_categories.json").read_text(encoding="utf-8")
-    return {row["id"]: row["name"] for row in json.loads(text)}
+    """arXiv's category taxonomy, id -> name (bot/cards/arxiv_categories.json: cards name
+    the follows' collections by it too)."""
+    return dict(arxiv_categories())
 
 
 def query(category: str, words: str, start: datetime, end: datetime) -> str:

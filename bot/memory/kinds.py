@@ -8,8 +8,9 @@ import re
 
 from store.models import Paper
 
-# A venue that names a conference (or its proceedings, a workshop, a symposium): the paper
-# is a conference paper; one that names arXiv is no venue at all; any other is a journal.
+# A venue that names a conference (or its proceedings, a workshop, a symposium), or a track
+# (Poster, Oral): the paper is a conference paper; a venue that names arXiv is no venue at
+# all; any other venue is a journal.
 _CONFERENCE = re.compile(
     r"conference|proceedings|workshop|symposium|neural information processing systems|"
     r"\b(neurips|nips|iclr|icml|cvpr|iccv|eccv|acl|emnlp|naacl|coling|aaai|ijcai|kdd|sigir|www|colt|"
@@ -24,10 +25,11 @@ ARXIV_CATEGORY = re.compile(r"^[a-z]+(-[a-z]+)?\.[A-Za-z]+(-[a-z]+)?$")
 
 def publication_kind(paper: Paper) -> str:
     """"conference" (its venue names one, or it has a track or presentation such as
-    "Poster"), "journal" (any other venue) or "preprint" (no venue, or arXiv/CoRR)."""
+    "Poster", with or without a venue: only a conference has tracks), "journal" (any
+    other venue) or "preprint" (no venue and no track, or arXiv/CoRR)."""
     venue = (paper.venue or "").strip()
-    if not venue or _PREPRINT_VENUE.match(venue):
+    if venue and _PREPRINT_VENUE.match(venue):
         return "preprint"
-    if _CONFERENCE.search(venue) or paper.track or paper.presentation:
+    if paper.track or paper.presentation or _CONFERENCE.search(venue):
         return "conference"
-    return "journal"
+    return "journal" if venue else "preprint"

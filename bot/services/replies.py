@@ -26,7 +26,7 @@ class PostReplies:
         """A sent post again, with the reason it was given then and its current tally."""
         hit = Hit(paper.id, 0.0, tuple(post.matched)) if post.matched else None
         return Reply(
-            text=f"{heading(post.kind, post.local_date)}: {readable(paper.title)}\n{tally_line}",
+            text=f"{heading(post.kind, post.local_date)}\n{tally_line}",  # the card names the paper
             cards=[card(paper, self.tokenizer, hit, reason=post.reason)],
             actions=vote_actions(post.id, paper.id),
             post_id=post.id,
@@ -39,7 +39,7 @@ class PostReplies:
         reason = self.reason(channel, paper, pick)
         hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
         return Reply(
-            text=f"{heading(kind, day)}: {readable(paper.title)}",
+            text=heading(kind, day),  # the card below says the title: not twice
             cards=[card(paper, self.tokenizer, hit, reason=reason)],
             actions=vote_actions(post_id, paper.id) if post_id is not None else [],
             open_thread=_thread_name(readable(paper.title)),

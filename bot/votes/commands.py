@@ -371,7 +371,9 @@ class VotesFeature(Feature):
         tokenizer = self.search.tokenizer
         cards = [card(papers[o.paper_id], tokenizer) for o in poll.options]
         for option, paper_card in zip(poll.options, cards, strict=True):
-            paper_card.reason = f"Option {option.position}" + (" (nominated)" if option.nominated_at else "")
+            # The option's number is a label of its own (a reason would read "Why: Option 1").
+            paper_card.option = f"Option {option.position}"
+            paper_card.reason = "Nominated by a member." if option.nominated_at else ""
         return Reply(
             open_thread=f"Poll {poll.id}: what do we read next?",
             text=(f"Poll {poll.id}: what do we read next? Vote with the buttons or `vote OPTION` "

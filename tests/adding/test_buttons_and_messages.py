@@ -91,8 +91,9 @@ def test_a_click_with_anything_else_is_still_refused(built):
 def test_use_added_picks_this_workspaces_added_papers(built):
     mine = say(built, "add 2106.01345").cards[0].paper_id
     theirs = say(built, "add 1706.03762", workspace="acme").cards[0].paper_id
-    assert say(built, "use added").text == "This channel now picks from added-console-local."
-    assert say(built, "use added", workspace="acme").text == "This channel now picks from added-console-acme."
+    assert say(built, "use added").text == "This channel now picks from added in chat (`added`)."
+    assert say(built, "use added", workspace="acme").text == "This channel now picks from added in chat (`added`)."
+    assert "added in chat (`added`): 1 paper" in say(built, "collections", workspace="acme").text
     assert "added-console-local" in built.library.find(str(mine)).collections
     assert built.library.find(str(theirs)).collections == ["added-console-acme"]
     pick = say(built, "next")

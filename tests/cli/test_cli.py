@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -49,6 +50,16 @@ def test_search_batch_and_json(tmp_path):
     assert [line["query"] for line in lines] == ["graph biconnectivity", "diffusion"]
     assert set(lines[0]["hits"][0]) == {"id", "title", "score"}
     assert "search time" in batch.stderr
+
+
+def test_search_sources_prints_where_each_hit_came_from_for_the_operator(tmp_path):
+    db = {"PAPERCLUB_DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
+    path = SEED_FILES["poster-session"]
+    assert paperclub("import", str(path), "--collection", "posters", cwd=tmp_path, env=db).returncode == 0
+    plain = paperclub("search", "graph", "biconnectivity", "-k", "1", cwd=tmp_path, env=db)
+    assert plain.returncode == 0 and "source:" not in plain.stdout
+    shown = paperclub("search", "graph", "biconnectivity", "-k", "1", "--sources", cwd=tmp_path, env=db)
+    assert re.search(rf"^    source: posters: {re.escape(path.name)}:\d+ \(poster-session\)$", shown.stdout, re.M)
 
 
 def test_a_paper_a_later_file_of_the_same_import_changes_is_searched_as_changed(tmp_path):

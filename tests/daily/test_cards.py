@@ -136,14 +136,16 @@ def test_a_greek_letter_the_query_named_is_found_and_marked_in_the_snippet():
 
 @pytest.mark.parametrize("venue, year, line", [
     ("Advances in Neural Information Processing Systems", 2021,
-     "Advances in Neural Information Processing Systems 2021 · iclr2021 · Oral"),
-    ("NeurIPS 2021", 2021, "NeurIPS 2021 · iclr2021 · Oral"),  # the year is said once
-    (r"{NeurIPS}", 2021, "NeurIPS 2021 · iclr2021 · Oral"),  # BibTeX braces go
-    (None, 2021, "2021 · iclr2021 · Oral"),
-    ("ICML", None, "ICML · iclr2021 · Oral"),
+     "Advances in Neural Information Processing Systems 2021 · Oral"),
+    ("NeurIPS 2021", 2021, "NeurIPS 2021 · Oral"),  # the year is said once
+    (r"{NeurIPS}", 2021, "NeurIPS 2021 · Oral"),  # BibTeX braces go
+    (None, 2021, "2021 · Oral"),
+    ("ICML", None, "ICML · Oral"),
+    (None, None, "Oral"),
 ])
-def test_the_venue_line_says_where_and_when_then_collection_and_track(venue, year, line):
-    found = [("iclr2021", "iclr2021.md", 3, "openreview")]
+def test_the_venue_line_says_where_and_when_then_the_track_and_never_a_collection(venue, year, line):
+    found = [("iclr2021", "iclr2021.md", 3, "openreview"), ("added-console-local", "chat", 1, "arxiv"),
+             ("follow-2-arxiv-cs.LG", "arxiv", 1, "arxiv")]
     assert venue_line(paper(venue=venue, year=year, track="Oral", found=found)) == line
 
 
@@ -152,7 +154,7 @@ def test_a_bibtex_papers_card_shows_its_venue_and_year_on_every_platform(sqlite_
     library.import_file(DATA / "sample.bib", collection="march")
     (vit,) = [p for p in library.get_many(range(1, 10)).values() if p.title.startswith("An Image")]
     shown = card(vit, TOKENIZER)
-    line = "International Conference on Learning Representations 2021 · march"
+    line = "International Conference on Learning Representations 2021"  # not the collection
     assert shown.venue == line
     assert line in [e["text"] for e in card_blocks(shown)[1]["elements"]]  # Slack
     assert {f.name: f.value for f in card_embed(shown).fields}["Venue"] == line  # Discord
@@ -224,12 +226,13 @@ def test_a_query_that_is_the_title_is_promoted(seeded, query, title):
     assert first.title == title and first.title_match
 
 
-def test_show_lists_the_papers_sources_and_a_result_list_does_not():
+def test_only_the_operator_asks_for_the_papers_sources_and_show_in_chat_has_none():
     found = [("march", "papers.bib", 5, "bibtex"), ("arxiv", "feed.atom", 36, "arxiv")]
-    assert card(paper(found=found), TOKENIZER, full=True).sources == [
+    assert card(paper(found=found), TOKENIZER, sources=True).sources == [
         "march: papers.bib:5 (bibtex)",
         "arxiv: feed.atom:36 (arxiv)",
     ]
+    assert card(paper(found=found), TOKENIZER, full=True).sources == []  # `show` in chat
     assert card(paper(found=found), TOKENIZER).sources == []
 
 

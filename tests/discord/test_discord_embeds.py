@@ -19,14 +19,14 @@ SHOWN = PaperCard(
 )
 
 
-def test_the_embed_shows_venue_sources_and_title_match_beside_the_score():
+def test_the_embed_shows_venue_sources_and_title_match_and_no_bm25_score():
     embed = card_embed(SHOWN)
     fields = {f.name: f.value for f in embed.fields}
     assert fields["Venue"] == "2021 · march"
     assert fields["Sources"] == "march: papers.bib:23 (bibtex)\narxiv: feed.atom:36 (arxiv)"
     assert fields["Discussion"] == "<@123456789012345678>, 2026-01-05: an ε-greedy baseline"
-    assert embed.footer == "BM25 score 6.32 · title match"
-    assert card_embed(PaperCard(paper_id=4, title="T", score=6.5)).footer == "BM25 score 6.50"
+    assert embed.footer == "title match"  # a raw score means nothing to a member
+    assert card_embed(PaperCard(paper_id=4, title="T", score=6.5)).footer == ""
 
 
 def test_ten_cards_with_huge_sources_fit_one_message_and_sources_give_way_first():
@@ -37,4 +37,4 @@ def test_ten_cards_with_huge_sources_fit_one_message_and_sources_give_way_first(
     for embed in shown:  # the sources were cut; the abstract and the score line were not
         sources = {f.name: f.value for f in embed.fields}.get("Sources", "")
         assert len(sources) < 1024 and embed.description == huge.snippet
-        assert embed.footer.text == "BM25 score 6.32 · title match"
+        assert embed.footer.text == "title match"

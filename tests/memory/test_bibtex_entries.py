@@ -12,7 +12,7 @@ from importlib import resources
 import bibtexparser
 import pytest
 
-from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
+from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS, demo_listing
 from bot.cards.cards import paper_link
 from bot.cards.latex import readable
 from bot.corpus.library import Library
@@ -109,7 +109,7 @@ def test_the_demo_corpus_exported_as_bibtex_imports_back_with_every_field(tmp_pa
     for folder, files in (("demo_corpus", DEMO_COLLECTIONS), ("demo_extras", DEMO_EXTRAS)):
         for name, collection in files.items():
             with resources.as_file(resources.files("bot") / folder / name) as path:
-                library.import_file(path, collection)
+                library.import_file(path, collection, listing=demo_listing(name))
     written = _export(library)
     parsed = bibtexparser.parse_string(written)
     assert not parsed.failed_blocks

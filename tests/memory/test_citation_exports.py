@@ -21,7 +21,7 @@ from citeproc import (
 )
 from citeproc.source.json import CiteProcJSON
 
-from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS
+from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS, demo_listing
 from bot.cards.cards import paper_link
 from bot.corpus.library import Library
 from bot.memory import cli as export_cli
@@ -118,7 +118,7 @@ def demo(tmp_path_factory):
     for where, files in (("demo_corpus", DEMO_COLLECTIONS), ("demo_extras", DEMO_EXTRAS)):
         for name, collection in files.items():
             with resources.as_file(resources.files("bot") / where / name) as path:
-                library.import_file(path, collection)
+                library.import_file(path, collection, listing=demo_listing(name))
     yield library
     db.dispose()
 
@@ -179,3 +179,42 @@ def test_an_unknown_collection_or_nothing_to_export_is_said_plainly(tmp_path):
 
 def test_the_command_lines_formats_are_the_exporters():
     assert export_cli.FORMATS == export.FORMATS
+
+
+KINDS = [  # (record, BibTeX type, RIS type, CSL type)
+    ({"title": "A Poster Without a Venue", "authors": ["Ada Lovelace"], "track": "Poster", "year": 2021},
+     "inproceedings", "CPAPER", "paper-conference"),
+    ({"title": "A Journal Paper", "authors": ["Alan Turing"], "venue": "Journal of Machine Learning Research",
+      "year": 2019}, "article", "JOUR", "article-journal"),
+    ({"title": "A Preprint", "authors": ["Grace Hopper"], "year": 2023, "external_ids": {"arxiv": "2301.00001"}},
+     "misc", "UNPB", "article"),
+]
+
+
+def test_each_kind_of_paper_exports_as_its_type_with_its_year_in_every_format(tmp_path):
+    library = _library(tmp_path, "kinds", [record for record, *_ in KINDS])
+    entries = sorted(_entries(library), key=lambda e: e.title)
+    by_title = {record["title"]: kinds for record, *kinds in KINDS}
+    bib = {e["title"]: e for e in bibtexparser.parse_string(export.bibtex(entries, None)).entries}
+    ris_records = {r["title"]: r for r in rispy.loads(ris(entries, None))}
+    items = {i["title"]: i for i in json.loads(csl_json(entries, None))}
+    for record, *_ in KINDS:
+        title, year = record["title"], record["year"]
+        bib_type, ris_type, csl_type = by_title[title]
+        assert (bib[title].entry_type, bib[title]["year"]) == (bib_type, str(year))
+        assert (ris_records[title]["type_of_reference"], ris_records[title]["year"]) == (ris_type, str(year))
+        assert (items[title]["type"], items[title]["issued"]) == (csl_type, {"date-parts": [[year]]})
+    assert bib["A Journal Paper"]["journal"] == "Journal of Machine Learning Research"
+    assert (bib["A Preprint"]["eprint"], bib["A Preprint"]["archiveprefix"]) == ("2301.00001", "arXiv")
+
+
+def test_the_demos_iclr_papers_export_as_conference_papers_with_their_year(demo):
+    iclr = [p for p in demo.iter_papers() if any(s.collection == "iclr2021" for s in p.sources)]
+    assert len(iclr) > 500
+    entries = [entry_of(p) for p in iclr]
+    bib = bibtexparser.parse_string(export.bibtex(entries, None)).entries
+    assert {(e.entry_type, e["booktitle"], e["year"]) for e in bib} == {("inproceedings", "ICLR 2021", "2021")}
+    assert {(r["type_of_reference"], r["year"]) for r in rispy.loads(ris(entries, None))} == {("CPAPER", "2021")}
+    items = json.loads(csl_json(entries, None))
+    assert {(i["type"], i["container-title"], i["issued"]["date-parts"][0][0]) for i in items} == {
+        ("paper-conference", "ICLR 2021", 2021)}

@@ -81,7 +81,8 @@ def test_poll_from_nominations_then_picks_with_votes_tie_break_and_queue(seeded_
     assert not bob.send("poll 3").ok  # members cannot start polls
     poll = boss.send("poll 4 48h")
     assert poll.ok and poll.poll_id and len(poll.cards) == 4 and len(poll.actions) == 4
-    assert [c.reason for c in poll.cards[:2]] == ["Option 1 (nominated)", "Option 2 (nominated)"]
+    assert [c.option for c in poll.cards[:2]] == ["Option 1", "Option 2"]
+    assert [c.reason for c in poll.cards[:2]] == ["Nominated by a member.", "Nominated by a member."]
     assert poll.cards[0].title.startswith("Rethinking the Expressive Power")
     pid = poll.poll_id
     assert bob.send(f"vote {pid} 2").ok
