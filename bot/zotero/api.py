@@ -38,12 +38,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from bot.corpus.cutoffs import Cutoffs, Late, read_until
 from bot.corpus.fetch import json_answer, retry_after_seconds, user_agent
 
 API_VERSION = "3"
 PAGE = 100  # items per read request: the API's largest `limit`
 WRITE_BATCH = 50  # objects per write request: the API's largest
 TIMEOUT = 20.0  # seconds, per connect and per read
+REQUEST_SECONDS = 60.0  # one request in all, without a caller's deadline: a server that drips is cut
 MAX_BYTES = 20_000_000
 WAIT_MOST = 86_400.0  # seconds: the longest Backoff or Retry-After a link is deferred by
 COLLECTION_PAGES = 10  # 1,000 collections: a group with more is named by a collection's key
@@ -106,6 +108,9 @@ class ZoteroApi:
         self.timeout = timeout
         self.clock = clock  # monotonic seconds, for the deadline
         self.deadline: float | None = None  # set by `within`
+        # Cuts a request at its end however the server drips, and all of them at a stop
+        # (ZoteroConfig hands every client of a process its one).
+        self.cutoffs = Cutoffs()
         self._agent = user_agent()
         self.backoff: float | None = None  # the longest Backoff any answer asked for
 
@@ -210,10 +215,14 @@ class ZoteroApi:
             sent["Content-Type"] = "application/json"
         request = urllib.request.Request(url, data=data, method=method, headers=sent)
         timeout = self._time_left(method, path)
+        end = time.monotonic() + (timeout if self.deadline is not None else REQUEST_SECONDS)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                raw = response.read(MAX_BYTES + 1)
-                status, answer_headers = response.status, dict(response.headers.items())
+            got = read_until(request, end, self.cutoffs, timeout, MAX_BYTES)
+            raw, status, answer_headers = got.body, got.status, dict(got.headers.items())
+        except Late:
+            raise ZoteroCut(f"{method} {path}: Zotero did not answer in time", late=True) from None
+        except ValueError:
+            raise ZoteroError(f"{method} {path}: the answer is larger than {MAX_BYTES:,} bytes") from None
         except urllib.error.HTTPError as refused:
             error = _refusal(method, path, refused)
             self._slow_down(error.backoff)
@@ -223,8 +232,6 @@ class ZoteroApi:
                 raise ZoteroCut(f"{method} {path}: Zotero did not answer in time", late=True) from None
             raise ZoteroError(f"could not connect to the Zotero API at {self.base_url} "
                               f"({_in_words(problem)})") from None
-        if len(raw) > MAX_BYTES:
-            raise ZoteroError(f"{method} {path}: the answer is larger than {MAX_BYTES:,} bytes")
         try:
             parsed = json_answer(raw) if raw.strip() else None
         except ValueError as problem:

@@ -226,8 +226,10 @@ class ZoteroFeature(Feature):
         return self.sync.tick(now, stopping)
 
     def stop(self) -> None:
-        """A check with Zotero in flight is answered now ("restarting"); none starts."""
+        """A check with Zotero in flight is answered now ("restarting"); none starts; every
+        request in flight (a sync's too) is cut, so a sync stuck on a dripping server ends."""
         self.pool.stop()
+        self.sync.config.cutoffs.cut_all()
 
 
 def _progress(status: LinkStatus, zone: str) -> list[str]:

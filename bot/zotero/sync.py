@@ -33,13 +33,14 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session
 
+from bot.corpus.cutoffs import Cutoffs
 from bot.corpus.identifiers import ARXIV, DOI
 from bot.corpus.records import ID_MAX
 from bot.services.models import Addition, PaperNote, Post, PostVote, QueueItem
@@ -81,9 +82,13 @@ class ZoteroConfig:
     box: KeyBox | None = None
     make_api: Callable[[str, str], ZoteroApi] = ZoteroApi
     import_max: int = IMPORT_MAX  # items one import reads at most (PAPERCLUB_ZOTERO_IMPORT_MAX)
+    # Every client it makes shares these, so that a stop cuts every request in flight.
+    cutoffs: Cutoffs = field(default_factory=Cutoffs, compare=False)
 
     def api(self, key: str) -> ZoteroApi:
-        return self.make_api(self.api_url, key)
+        api = self.make_api(self.api_url, key)
+        api.cutoffs = self.cutoffs
+        return api
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ZoteroConfig:
