@@ -6,7 +6,7 @@
 #   docker run --rm --env-file paperclub.env paperclub paperclub db upgrade
 #   docker run -d --env-file paperclub.env -p 3000:3000 paperclub paperclub serve slack --no-scheduler
 #   docker run -d --env-file paperclub.env paperclub paperclub serve discord
-# docs/configuration.md lists the variables that go in paperclub.env; docs/deploy.md says how to deploy.
+# docs/configuration.md lists the variables that go in paperclub.env; docs/deploying.md says how to deploy.
 
 FROM python:3.11-slim AS build
 WORKDIR /src

@@ -156,7 +156,7 @@ def nothing_to_serve() -> str:
     """The line `serve` logs when no chat platform is configured: what to set. It still
     runs the scheduler (console channels), as `serve --help` promises."""
     wants = "; ".join(f"{p.title}: {p.needs}" for p in platforms.chat_platforms())
-    return (f"nothing to serve: no chat platform is configured ({wants}); see docs/deploy.md. "
+    return (f"nothing to serve: no chat platform is configured ({wants}); see docs/deploying.md. "
             "Running the scheduler alone, for console channels")
 
 

@@ -69,7 +69,7 @@ def test_the_image_copies_every_package_the_project_ships():
     assert not copied & set(ignored) and "README.md" not in ignored  # pyproject's readme
 
 
-# --- compose.yaml, the Caddyfile, the systemd unit (docs/deploy.md) ------------------------------
+# --- compose.yaml, the Caddyfile, the systemd unit (docs/deploying.md) ------------------------------
 # No `docker compose` or Caddy on the test machine: each file is read as its program reads it and
 # held to what paperclub needs (commands that exist, variables it reads, the port it serves, the
 # time it takes to stop).

@@ -73,7 +73,7 @@ class SocketMode:
             # On a reconnection the old link may still be counted; on the first, another process is there.
             log.log(logging.WARNING if first else logging.INFO,
                     "Slack counts %d Socket Mode connections for this app: another process with this "
-                    "SLACK_APP_TOKEN gets some of the commands; run one (docs/deploy.md)", count)
+                    "SLACK_APP_TOKEN gets some of the commands; run one (docs/deploying.md)", count)
         else:
             log.info("Slack over Socket Mode: connected (%s)", "first link" if first else "reconnected")
 

@@ -127,7 +127,7 @@ def test_a_process_outside_the_lease_is_named_in_a_warning(linked, seeded_copy, 
             assert socket_mode.wait_until(lambda: second.health()["hellos"] == 1)
         warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
         assert warnings == [("Slack counts 2 Socket Mode connections for this app: another process with this "
-                             "SLACK_APP_TOKEN gets some of the commands; run one (docs/deploy.md)")]
+                             "SLACK_APP_TOKEN gets some of the commands; run one (docs/deploying.md)")]
     finally:
         second.stop(1.0)
         first.stop(1.0)
@@ -148,7 +148,7 @@ def test_a_refused_app_token_stops_start_up_with_what_to_fix(linked):
 
 
 def test_serve_over_socket_mode_answers_and_reports_its_link_on_healthz(linked, seeded_copy, tmp_path):
-    """`paperclub serve slack` as docs/deploy.md runs it with no public URL: commands over the
+    """`paperclub serve slack` as docs/deploying.md runs it with no public URL: commands over the
     websocket, /healthz on $PORT with the link's state, SIGTERM lets the lease go."""
     from bot.ops.leases import Lease
     from tests.processes import ServeProcess, free_port, get_json
