@@ -187,7 +187,8 @@ def test_with_no_platform_configured_serve_posts_console_channels_and_answers_he
     # What to set, in one line, naming no variable a user would not set (SLACK_API_URL is a test hook).
     nothing = [line for line in log.splitlines() if "nothing to serve" in line]
     assert len(nothing) == 1 and "SLACK_API_URL" not in nothing[0], log
-    for variable in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "DISCORD_TOKEN", "docs/deploying.md"):
+    for variable in ("SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "DISCORD_TOKEN",
+                     "docs/deploying.md"):
         assert variable in nothing[0]
     assert "Paper of the day" in log  # the post itself, printed for the console channel
     assert "scheduled feed refreshes: cs-lg" in log

@@ -19,6 +19,30 @@ from urllib.parse import parse_qs, urlsplit
 Answer = tuple[int, str, bytes]  # status, content type, body
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A fake's request handler: HTTP/1.1, nothing logged, a client that hangs up ignored."""
+
+    protocol_version = "HTTP/1.1"
+
+    def _send(self, status, kind, body, extra=()):
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in extra:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def handle(self):
+        try:
+            super().handle()
+        except ConnectionError:
+            pass
+
+    def log_message(self, *_args):
+        pass
+
+
 class FakeServer:
     malformed = b"<html><body>Service temporarily unavailable</body></html>"
 
@@ -29,8 +53,7 @@ class FakeServer:
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        class Handler(QuietHandler):
 
             def do_GET(self):  # http.server's name
                 parts = urlsplit(self.path)
@@ -76,24 +99,6 @@ class FakeServer:
                     self.wfile.write(b" ")
                     self.wfile.flush()
                     time.sleep(0.05)
-
-            def _send(self, status, kind, body, extra=()):
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in extra:
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def handle(self):
-                try:
-                    super().handle()
-                except ConnectionError:
-                    pass
-
-            def log_message(self, *_args):
-                pass
 
         self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True

@@ -29,6 +29,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from adapters.bench.fake_http import QuietHandler
+
 MODEL = "fake-model"
 _TAG = {name: re.compile(rf"<{name}>\s*(.*?)\s*</{name}>", re.DOTALL) for name in ("paper_title", "paper_abstract")}
 _LANGUAGE = re.compile(r"^Language:\s*(\S+)", re.MULTILINE)
@@ -77,10 +79,9 @@ class FakeLLM:
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+        class Handler(QuietHandler):
 
-            def do_GET(self):  # http.server's name
+            def do_GET(self):  # noqa: N802 - http.server's name
                 fake._record(self, {})
                 if self.path.rstrip("/") != "/v1/models":
                     return self._error(404, "invalid_request_error", "unknown_url", f"Unknown path {self.path}")
@@ -88,7 +89,7 @@ class FakeLLM:
                         for m in fake.models]
                 self._json(200, {"object": "list", "data": data})
 
-            def do_POST(self):  # http.server's name
+            def do_POST(self):  # noqa: N802 - http.server's name
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     request = json.loads(self.rfile.read(length) or b"{}")
@@ -130,24 +131,6 @@ class FakeLLM:
 
             def _json(self, status, body, headers=()):
                 self._send(status, "application/json", json.dumps(body).encode(), headers)
-
-            def _send(self, status, kind, body, headers=()):
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                for name, value in headers:
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
-
-            def handle(self):
-                try:
-                    super().handle()
-                except ConnectionError:
-                    pass
-
-            def log_message(self, *_args):
-                pass
 
         self.server = ThreadingHTTPServer((host, 0), Handler)
         self.server.daemon_threads = True
