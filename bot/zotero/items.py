@@ -33,6 +33,8 @@ _CONFERENCE = re.compile(
 _YEAR = re.compile(r"\b(1[0-9]{3}|2[0-9]{3})\b")
 _EXTRA_ARXIV = re.compile(r"^\s*arxiv\s*:\s*(\S+)", re.I | re.M)
 
+ABSTRACT_MOST = 6_000  # characters of an abstract kept (_abstract); a long real one is ~3,000
+
 
 def new_key() -> str:
     """An object key made here (Zotero accepts keys its clients make), stored before the
@@ -134,7 +136,7 @@ def record_of(item: dict[str, Any], group_id: int, line: int) -> PaperRecord | N
         title=title,
         line=line,
         authors=[_name(c) for c in data.get("creators", []) if _name(c)],
-        abstract=clean_space(data.get("abstractNote") or ""),
+        abstract=_abstract(data.get("abstractNote") or ""),
         url=data.get("url") or None,
         external_ids={**item_ids(data), ZOTERO_SCHEME: f"{group_id}/{item.get('key') or data.get('key')}"},
         venue=clean_space(venue) if venue else None,
@@ -147,3 +149,13 @@ def _name(creator_data: dict[str, Any]) -> str:
     if creator_data.get("name"):
         return clean_space(creator_data["name"])
     return clean_space(f"{creator_data.get('firstName', '')} {creator_data.get('lastName', '')}")
+
+
+def _abstract(text: str) -> str:
+    """An abstract as stored: at most ABSTRACT_MOST characters, cut at a word with an
+    ellipsis (a real one is a few thousand; a group whose notes hold whole papers would
+    otherwise have the search index hold them too)."""
+    text = clean_space(text)
+    if len(text) <= ABSTRACT_MOST:
+        return text
+    return text[:ABSTRACT_MOST].rsplit(" ", 1)[0] + " …"

@@ -54,3 +54,17 @@ def test_names_and_untitled_items():
     extra = record_of({"key": "K", "data": {"itemType": "book", "title": "B", "extra": "arXiv: 2101.00001v2",
                                             "date": "March 2019"}}, 1, 1)
     assert extra.external_ids["arxiv"] == "2101.00001" and extra.year == 2019
+
+
+def test_an_abstract_of_a_whole_paper_is_kept_to_its_first_words():
+    """A group whose abstract fields hold whole papers (90 KB each) made the import's
+    search index hold them too: 1.04 GB for 10,000 items. Kept to ABSTRACT_MOST, cut at a
+    word; a real abstract is kept whole."""
+    from bot.zotero.items import ABSTRACT_MOST
+
+    real = "We study graphs. " * 100
+    kept = record_of({"key": "K", "data": {"itemType": "journalArticle", "title": "T", "abstractNote": real}}, 1, 1)
+    assert kept.abstract == real.strip()
+    long = record_of({"key": "K", "data": {"itemType": "journalArticle", "title": "T",
+                                           "abstractNote": "word " * 20_000}}, 1, 1)
+    assert len(long.abstract) <= ABSTRACT_MOST + 2 and long.abstract.endswith("word …")
