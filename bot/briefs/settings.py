@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import SecretStr, field_validator, model_validator
 
-from bot.ops.settings import ConfigError, EnvSettings, http_url, setting
+from bot.ops.settings import ConfigError, EnvSettings, base_url, setting
 
 BRIEFS = "Briefs (a language model: brief N)"  # its group in `config check`
 DAILY_CALLS = 50  # provider calls a channel may cause a day; cached briefs cost none
@@ -40,7 +40,7 @@ class BriefSettings(EnvSettings):
     @field_validator("llm_base_url", mode="before")
     @classmethod
     def _url(cls, value: Any) -> Any:
-        return http_url(value).rstrip("/") if isinstance(value, str) else value
+        return base_url(value)
 
     @field_validator("llm_model", mode="before")
     @classmethod

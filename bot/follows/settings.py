@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import field_validator
 
-from bot.ops.settings import EnvSettings, http_url, setting
+from bot.ops.settings import EnvSettings, base_url, setting
 
 FOLLOWS = "Follows (the daily ingest)"  # its group in `config check`
 
@@ -20,4 +20,4 @@ class FollowSettings(EnvSettings):
     @field_validator("openalex_api_url", mode="before")
     @classmethod
     def _url(cls, value: Any) -> Any:
-        return http_url(value).rstrip("/") if isinstance(value, str) else value
+        return base_url(value)

@@ -555,6 +555,12 @@ def http_url(raw: str) -> str:
     return raw.strip()
 
 
+def base_url(value: Any) -> Any:
+    """A provider's base URL as a settings validator takes it: an http(s) URL (http_url),
+    without a trailing slash, so paths join on with one; a value not read from text as is."""
+    return http_url(value).rstrip("/") if isinstance(value, str) else value
+
+
 # The settings every process reads, whatever its features, in the order `config check` shows
 # them; each feature's own come after (bot.app.settings_models), the platforms' from
 # adapters/platforms.py.

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import SecretStr, field_validator
 
 from bot.corpus.fetch import feed_count
-from bot.ops.settings import EnvSettings, http_url, setting
+from bot.ops.settings import EnvSettings, base_url, setting
 
 ZOTERO = "Zotero group libraries (zotero link, import zotero:...)"  # its group in `config check`
 IMPORT_MAX = 10_000  # items one `import zotero:` (or one run of its feed) reads at most
@@ -32,7 +32,7 @@ class ZoteroSettings(EnvSettings):
     @field_validator("zotero_api_url", mode="before")
     @classmethod
     def _url(cls, value: Any) -> Any:
-        return http_url(value).rstrip("/") if isinstance(value, str) else value
+        return base_url(value)
 
     @field_validator("import_max", mode="before")
     @classmethod
