@@ -36,7 +36,7 @@ from bot.feature import DigestSection, Feature, Kit
 from bot.grammar import Command, Param, UsageError, always, require_manager
 from bot.messages import Action, Incoming, PaperCard, Reply, counted
 from bot.search.engine import SearchBackend
-from bot.services.fetching import FetchPool, MemberBusy, Stopped
+from bot.services.fetching import FetchPool
 from bot.services.posts import Posts
 from store.models import Paper, PaperExternalId, PaperSource
 
@@ -175,14 +175,7 @@ class AddingFeature(Feature):
     # --- adding ------------------------------------------------------------------------------
 
     def _add(self, incoming: Incoming, found: list[tuple[str, Ref]]) -> Reply:
-        member = (incoming.user.platform, incoming.channel.workspace, incoming.user.user_id)
-        try:
-            with self.pool.line(member):
-                return self._add_line(incoming, found)
-        except MemberBusy:
-            return Reply(text=STILL_ADDING, ephemeral=True, ok=False)
-        except Stopped:
-            return Reply(text=STOPPING, ephemeral=True, ok=False)
+        return self.pool.answer(incoming, lambda: self._add_line(incoming, found), STILL_ADDING, STOPPING)
 
     def _add_line(self, incoming: Incoming, found: list[tuple[str, Ref]]) -> Reply:
         deadline = time.monotonic() + self.providers.fetcher.policy.timeout

@@ -31,7 +31,7 @@ from bot.feature import Feature, Kit
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import Incoming, Reply, Section
 from bot.search.tokens import Tokenizer
-from bot.services.fetching import FetchPool, MemberBusy, Stopped
+from bot.services.fetching import FetchPool
 from store.models import Paper
 
 log = logging.getLogger(__name__)
@@ -107,14 +107,7 @@ class BriefsFeature(Feature):
         if not (paper.abstract or "").strip():
             raise UsageError(f"Paper {paper.id} has no abstract to write a brief from; `show {paper.id}` shows "
                              "what paperclub knows of it.")
-        member = (incoming.user.platform, incoming.channel.workspace, incoming.user.user_id)
-        try:
-            with self.pool.line(member):
-                return self._brief(incoming, paper)
-        except MemberBusy:
-            return Reply(text=STILL_WRITING, ephemeral=True, ok=False)
-        except Stopped:
-            return Reply(text=STOPPING, ephemeral=True, ok=False)
+        return self.pool.answer(incoming, lambda: self._brief(incoming, paper), STILL_WRITING, STOPPING)
 
     def _brief(self, incoming: Incoming, paper: Paper) -> Reply:
         assert self.model is not None  # commands() offers `brief` only with a model

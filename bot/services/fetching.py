@@ -20,6 +20,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from bot.messages import Incoming, Reply
+
 T = TypeVar("T")
 
 FETCH_WORKERS = 16  # fetches under way at once in one process, all members together
@@ -58,6 +60,18 @@ class FetchPool:
         finally:
             with self._changed:
                 self._members.discard(member)
+
+    def answer(self, incoming: Incoming, line: Callable[[], Reply], busy: str, stopping: str) -> Reply:
+        """`line()` as the member's one line in flight; `busy` when they have one already,
+        `stopping` when the process is ending (each private, as a refusal)."""
+        member = (incoming.user.platform, incoming.channel.workspace, incoming.user.user_id)
+        try:
+            with self.line(member):
+                return line()
+        except MemberBusy:
+            return Reply(text=busy, ephemeral=True, ok=False)
+        except Stopped:
+            return Reply(text=stopping, ephemeral=True, ok=False)
 
     def run(self, jobs: list[Callable[[], T]], deadline: float) -> list[T | None]:
         """Each job's result in order; None for a job that had not finished when the
