@@ -284,7 +284,8 @@ class Ingest:
                 if isinstance(work, Skip):
                     fetched.skipped.append((work.id, work.reason))
                     continue
-                last = max(last, work.published) if last and work.published else (work.published or last)
+                if work.published:
+                    last = max(last or work.published, work.published)
                 why = reason(work)
                 if why is not None:
                     fetched.add(work.record, why)
