@@ -194,6 +194,12 @@ class Feature:
         None when it has nothing to say."""
         return None
 
+    def lines_about(self, channel: ChannelSettings, paper_id: int, occasion: str) -> list[str]:
+        """Lines it adds about a paper to a message the scheduler sends: `occasion` is
+        "post" (the paper of the day), "digest" or "reminder" (a meeting's). Only what it
+        has made already: the minute's tick is waiting, so never a provider's call."""
+        return []
+
 
 # One of the scheduler's steps: (now, stopping) -> what it did, as counts.
 Step = Callable[[datetime, Callable[[], bool]], dict[str, int]]
@@ -256,6 +262,10 @@ class Features(list[Feature]):
     def digest(self, channel: ChannelSettings, since: datetime, until: datetime) -> list[DigestSection]:
         """Every feature's digest section, in the features' order."""
         return [section for feature in self if (section := feature.digest(channel, since, until)) is not None]
+
+    def lines_about(self, channel: ChannelSettings, paper_id: int, occasion: str) -> list[str]:
+        """Every feature's lines about a paper for a scheduled message (`Feature.lines_about`)."""
+        return [line for feature in self for line in feature.lines_about(channel, paper_id, occasion)]
 
     def feed_sources(self) -> tuple[FeedSource, ...]:
         return tuple(source for feature in self for source in feature.feed_sources())
