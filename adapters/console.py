@@ -109,6 +109,7 @@ def render_card(card: PaperCard) -> str:
         lines.append(f"    why: {card.reason}")
     if card.tags:
         lines.append(f"    tags: {', '.join(card.tags)}")
+    lines += [f"    {line}" for line in card.about]  # a TL;DR, above the abstract
     if card.snippet:
         lines.append(f"    {card.snippet}")
     for note in card.notes[:NOTES_SHOWN]:

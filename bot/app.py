@@ -232,9 +232,12 @@ def _wire(db: Database, clock: Callable[[], datetime], grace: timedelta, public_
     votes = Votes(db)
     polls = Polls(db)
     meetings = Meetings(db)
-    posts = Posts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace)
-    links = PrivateLinks(channels, ChannelLinks(db), public_url, clock)
+    # Filled below, once each feature is built from the kit: the posts ask it for the
+    # features' lines about a paper (a TL;DR made ahead) when they post it.
     features = Features()
+    posts = Posts(db, channels, library, search, Picker(search.tokenizer), votes.feedback, grace,
+                  lines_about=features.lines_about)
+    links = PrivateLinks(channels, ChannelLinks(db), public_url, clock)
     kit = Kit(db, clock, grace, public_url, env, library, search, channels, posts, votes, polls, meetings, links,
               features, given)
     features.extend(cls.build(kit) for cls in loaded(listed))

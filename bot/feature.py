@@ -200,6 +200,12 @@ class Feature:
         has made already: the minute's tick is waiting, so never a provider's call."""
         return []
 
+    def papers_ahead(self, channel: ChannelSettings, now: datetime, within: timedelta) -> list[int]:
+        """The papers a message it sends the channel within `within` of `now` will name
+        (its paper of the day, its digest), the likeliest first: for a feature that makes
+        its `lines_about` ahead (a TL;DR), on its provider step. Reads only; a guess."""
+        return []
+
 
 # One of the scheduler's steps: (now, stopping) -> what it did, as counts.
 Step = Callable[[datetime, Callable[[], bool]], dict[str, int]]
@@ -266,6 +272,11 @@ class Features(list[Feature]):
     def lines_about(self, channel: ChannelSettings, paper_id: int, occasion: str) -> list[str]:
         """Every feature's lines about a paper for a scheduled message (`Feature.lines_about`)."""
         return [line for feature in self for line in feature.lines_about(channel, paper_id, occasion)]
+
+    def papers_ahead(self, channel: ChannelSettings, now: datetime, within: timedelta) -> list[int]:
+        """Every feature's papers coming up for the channel (`Feature.papers_ahead`), in
+        the features' order, each once."""
+        return list(dict.fromkeys(paper for feature in self for paper in feature.papers_ahead(channel, now, within)))
 
     def feed_sources(self) -> tuple[FeedSource, ...]:
         return tuple(source for feature in self for source in feature.feed_sources())

@@ -71,6 +71,9 @@ class PaperCard:
     discussion: list[str] = field(default_factory=list)  # this channel's member notes, oldest first
     sources: list[str] = field(default_factory=list)  # "collection: file:line (format)", on `show`
     added_by: str = ""  # "Added by Ann on 2026-11-23": who brought it in from the chat (`add`)
+    # Lines features add to a post (Feature.lines_about): "TL;DR (language model): ...",
+    # shown above the abstract. Untrusted text made safe; adapters escape it as a snippet.
+    about: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -36,6 +36,7 @@ THREAD_NAME_MAX = 100
 FULL_CARDS_MAX = 5  # more cards than this (a 10-option poll) are shown without snippets
 NOTES_SHOWN = 3
 NOTE_CHARS = 300
+ABOUT_MAX = 1000  # the lines features add to a card (a TL;DR), all together
 # What gives way when a message's embeds exceed 6,000 characters, least important first:
 # (part, the length it may be cut down to). A part is an Embed attribute or the name of a
 # field; "footer" is "title match" where the title matched. Each step cuts that part of every
@@ -194,11 +195,19 @@ def card_embed(card: PaperCard, compact: bool = False) -> CardEmbed:
     return CardEmbed(
         title=cut(f"{card.option}: " * bool(card.option) + f"[{card.paper_id}] {card.title}", TITLE_MAX),
         url=web_link(card.url),  # the core checked it already; a card made elsewhere may not be
-        description="" if compact else cut(card.snippet, DESCRIPTION_MAX),
+        description=_description(card, compact),
         author=cut(card.authors_display, AUTHOR_MAX),
         fields=fields[:FIELDS_MAX],
         footer=cut(score_line(card), FOOTER_MAX),
     )
+
+
+def _description(card: PaperCard, compact: bool) -> str:
+    """The lines features add (a TL;DR) above the snippet: what a trim cuts last of it.
+    A compact card (one of many) keeps them and drops the snippet."""
+    about = cut("\n".join(" ".join(line.split()) for line in card.about), ABOUT_MAX)
+    snippet = "" if compact else card.snippet
+    return cut("\n\n".join(part for part in (about, snippet) if part), DESCRIPTION_MAX)
 
 
 def score_line(card: PaperCard) -> str:

@@ -45,6 +45,7 @@ TITLE_CHARS = 250
 URL_CHARS = 500
 AUTHORS_CHARS = 300
 SNIPPET_CHARS = 1400
+ABOUT_CHARS = 700  # the lines features add (a TL;DR), taken from the snippet's budget
 REASON_CHARS = 400
 NOTE_CHARS = 300
 NOTES_SHOWN = 3
@@ -202,8 +203,11 @@ def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
     lines = [f"*{escape(card.option)}:* *{_title(card)}*" if card.option else f"*{_title(card)}*"]
     if card.authors_display:
         lines.append(clip(escape(card.authors_display), AUTHORS_CHARS))
+    about = _about(card.about)
+    if about:  # above the abstract, and kept on a short card: it is what a post with it is for
+        lines.append(about)
     if card.snippet and not short:
-        lines.append(bold_words(card.snippet, card.matched_terms, SNIPPET_CHARS))
+        lines.append(bold_words(card.snippet, card.matched_terms, SNIPPET_CHARS - len(about)))
     if card.reason:
         lines.append("*Why:* " + clip(escape(card.reason), REASON_CHARS))
     if short and (card.snippet or card.notes or card.discussion or card.sources):
@@ -217,6 +221,11 @@ def card_blocks(card: PaperCard, short: bool = False) -> list[dict]:
     if card.sources and not short:
         blocks.append(_context(["Sources: " + clip(escape("; ".join(card.sources)), SOURCES_CHARS)]))
     return blocks
+
+
+def _about(about: list[str]) -> str:
+    """The lines features add to a card (a TL;DR), escaped, ABOUT_CHARS in all at most."""
+    return clip("\n".join(escape(" ".join(line.split())) for line in about), ABOUT_CHARS)
 
 
 def _title(card: PaperCard) -> str:

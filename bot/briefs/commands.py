@@ -13,21 +13,23 @@ commands at all: `help` does not list `brief` and every transcript is as before.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from bot.briefs.languages import DEFAULT, Languages, language_code
+from bot.briefs.ahead import Ahead
+from bot.briefs.languages import DEFAULT, Languages, OnPosts, language_code
 from bot.briefs.made import Briefs, Key, text_hash
-from bot.briefs.prompt import BriefText, messages, parsed
-from bot.briefs.provider import Completion, Failure, Model
+from bot.briefs.making import Maker, Spent
+from bot.briefs.prompt import BriefText
+from bot.briefs.provider import Failure, Model
 from bot.briefs.relevance import why_here
 from bot.briefs.settings import BriefSettings
-from bot.briefs.untrusted import made_safe
 from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.library import Library
-from bot.feature import Feature, Kit
+from bot.feature import Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError, require_manager, with_arguments
 from bot.messages import Incoming, Reply, Section
 from bot.search.tokens import Tokenizer
@@ -40,6 +42,9 @@ WORKERS = 4  # model calls under way at once in one process, all members togethe
 STILL_WRITING = "I'm still writing your last brief: it comes within a few seconds. Ask again after it."
 STOPPING = "paperclub is restarting and stopped before the brief was written; try again in a minute."
 NOTICE = "Written by a language model from the title and abstract only; check it against the paper."
+TLDR = "TL;DR (language model): "  # how a post's and a digest's line about a paper starts
+DIGEST_CHARS = 200  # a digest's TL;DR: its first sentence, cut here
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 
 
 class BriefsFeature(Feature):
@@ -47,7 +52,8 @@ class BriefsFeature(Feature):
     settings_model = BriefSettings
 
     def __init__(self, settings: BriefSettings, library: Library, channels: Channels, tokenizer: Tokenizer,
-                 clock: Callable[[], datetime], model: Model | None = None, pool: FetchPool | None = None):
+                 clock: Callable[[], datetime], model: Model | None = None, pool: FetchPool | None = None,
+                 features: Features | None = None):
         self.config = settings
         self.library = library
         self.channels = channels
@@ -58,11 +64,18 @@ class BriefsFeature(Feature):
         # A claim older than the longest line another asker may wait was abandoned.
         self.briefs = Briefs(library.db, timedelta(seconds=2 * settings.llm_timeout))
         self.languages = Languages(library.db)
+        self.on_posts = OnPosts(library.db)
+        self.maker = Maker(self.briefs, self.model, clock) if self.model is not None else None
+        # TL;DRs for the coming posts of channels with `briefs on`, made on the provider step.
+        self.ahead = Ahead(self.on_posts, library, features or Features(), self.briefs, self.maker,
+                           self.model.name, settings.llm_daily_calls, settings.llm_timeout) \
+            if self.maker is not None and self.model is not None else None
 
     @classmethod
     def build(cls, kit: Kit) -> BriefsFeature:
         settings = kit.settings(BriefSettings)
-        return cls(settings, kit.library, kit.channels, kit.search.tokenizer, kit.clock, kit.provided(Model))
+        return cls(settings, kit.library, kit.channels, kit.search.tokenizer, kit.clock, kit.provided(Model),
+                   features=kit.features)
 
     def commands(self) -> list[Command]:
         if self.model is None:
@@ -74,18 +87,64 @@ class BriefsFeature(Feature):
                         params=(Param("paper", "the paper's ID (the number on its card)", required=True),)),
                 Command("language", "language [CODE]", "The language briefs come in here (managers set it: de, fr, "
                         "pt-BR ...).", "language de", self.language, manager_rights=with_arguments,
-                        params=(Param("code", "a language code: de, fr, es, pt-BR, zh-Hant ...", low=2, high=20),))]
+                        params=(Param("code", "a language code: de, fr, es, pt-BR, zh-Hant ...", low=2, high=20),)),
+                Command("briefs", "briefs [on|off]", "Whether the paper of the day and the weekly digest carry a "
+                        "one-line TL;DR from the language model (managers switch it).", "briefs on",
+                        self.briefs_switch, manager_rights=with_arguments, group="channel",
+                        brief="A TL;DR on the paper of the day and in the digest (managers switch it).",
+                        params=(Param("switch", "on or off (left out: says which)", choices=("on", "off")),))]
 
     def settings(self, channel: ChannelSettings) -> list[str]:
         if self.model is None:
             return []
         return [(f"Briefs: in `{self.languages.of(channel.id)}`, from {self.model.name}; "
-                 f"{self.config.llm_daily_calls} new briefs a day (`language CODE` changes the language).")]
+                 f"{self.config.llm_daily_calls} new briefs a day (`language CODE` changes the language)."),
+                self._describe(channel.id)]
 
     def stop(self) -> None:
         self.pool.stop()
+        if self.ahead is not None:
+            self.ahead.stop()
+
+    def provider_step(self, now: datetime, stopping: Callable[[], bool]) -> dict[str, int]:
+        """The TL;DRs of the coming posts and digests of channels with `briefs on`
+        (bot/briefs/ahead.py), on a job of their own beside the minute's tick."""
+        return self.ahead.run(now, stopping) if self.ahead is not None else {}
+
+    def lines_about(self, channel: ChannelSettings, paper_id: int, occasion: str) -> list[str]:
+        """A post's TL;DR (a digest's: its first sentence), where the channel has `briefs
+        on` and its brief in the channel's language was made already; never a call."""
+        if self.model is None or occasion not in ("post", "digest") or not self.on_posts.on(channel.id):
+            return []
+        paper = self.library.get_many([paper_id]).get(paper_id)
+        if paper is None or not (paper.abstract or "").strip():
+            return []
+        made = self.briefs.made(Key(paper.id, text_hash(paper.title, paper.abstract), self.model.name,
+                                    self.languages.of(channel.id)))
+        if made is None or not made.tldr:
+            return []
+        return [TLDR + (made.tldr if occasion == "post" else _first_sentence(made.tldr))]
 
     # --- the commands ---------------------------------------------------------------------
+
+    def briefs_switch(self, incoming: Incoming, args: str) -> Reply:
+        channel = self.channels.get(incoming.channel)
+        words = args.lower().split()
+        if not words:
+            return Reply(text=self._describe(channel.id))
+        if words not in (["on"], ["off"]):
+            raise UsageError(f"`{' '.join(args.split())[:40]}` is neither on nor off.")
+        require_manager(incoming, "switch the TL;DRs on the paper of the day")
+        self.on_posts.set(channel.id, words[0] == "on", self.clock())
+        return Reply(text=f"Done. {self._describe(channel.id)}")
+
+    def _describe(self, channel_id: int) -> str:
+        if not self.on_posts.on(channel_id):
+            return ("TL;DRs on posts: off (a manager's `briefs on` puts a one-line TL;DR on the paper of the day "
+                    "and in the weekly digest).")
+        return (f"TL;DRs on posts: on: the paper of the day and the weekly digest carry a one-line TL;DR in "
+                f"`{self.languages.of(channel_id)}`, written ahead by the language model (`briefs off` stops "
+                "them).")
 
     def language(self, incoming: Incoming, args: str) -> Reply:
         channel = self.channels.get(incoming.channel)
@@ -127,29 +186,22 @@ class BriefsFeature(Feature):
 
     def _made(self, key: Key, paper: Paper, channel_id: int, deadline: float) -> tuple[BriefText | None, str]:
         """The brief, made now by this line or by another asker meanwhile; else why not."""
-        now = self.clock()
-        if not self.briefs.claim(key, now):
+        assert self.maker is not None  # commands() offers `brief` only with a model
+        made = self.maker.make(key, paper, channel_id, deadline, self.pool, self.config.llm_daily_calls)
+        if made is None:
             waited = self.briefs.wait(key, deadline)
             return (waited, "") if waited is not None else (None, "another request for it failed or is slow")
-        if not self.briefs.spend(channel_id, now.date(), self.config.llm_daily_calls):
-            self.briefs.release(key)
+        if isinstance(made, Spent):
             return None, (f"this channel has had its {self.config.llm_daily_calls} new briefs for today; "
                           "briefs made already still come at once")
-        model = self.model
-        assert model is not None
+        if isinstance(made, Failure):
+            return None, made.why
+        return made, ""
 
-        def call() -> Completion | Failure:
-            return model.complete(messages(readable(paper.title), readable(paper.abstract), key.language), deadline)
 
-        answer = self.pool.run([call], deadline)[0]
-        brief = parsed(answer.text) if isinstance(answer, Completion) else None
-        if brief is None:
-            self.briefs.release(key)
-            return None, (getattr(answer, "why", "") or ("the model did not answer in time" if answer is None
-                                                         else "the model's answer was not a brief"))
-        brief = made_safe(brief)
-        self.briefs.fill(key, brief, self.clock())
-        return brief, ""
+def _first_sentence(text: str) -> str:
+    first = _SENTENCE_END.split(text, maxsplit=1)[0]
+    return first if len(first) <= DIGEST_CHARS else first[: DIGEST_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _reply(paper: Paper, brief: BriefText, why: list[str]) -> Reply:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from store.models import Base, utcnow
@@ -50,11 +50,13 @@ class BriefSpend(Base):
 
 
 class BriefChannel(Base):
-    """A channel's choices for briefs: the language they come in (`language CODE`); a
-    channel without a row has briefs in English."""
+    """A channel's choices for briefs: the language they come in (`language CODE`), and
+    whether its paper of the day and digest carry a TL;DR (`briefs on`); a channel
+    without a row has briefs in English, and no TL;DRs on its posts."""
 
     __tablename__ = "brief_channels"
 
     channel_id: Mapped[int] = mapped_column(ForeignKey("channels.id", ondelete="CASCADE"), primary_key=True)
     language: Mapped[str] = mapped_column(String(20))
+    on_posts: Mapped[bool] = mapped_column(default=False, server_default=false())
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -37,6 +37,7 @@ class Failure:
     """Why there is no answer, in words a member reads ("the model did not answer in time")."""
 
     why: str
+    wait: float = 0.0  # seconds the provider asked to wait (its Retry-After), when it said
 
 
 class Model:
@@ -63,7 +64,7 @@ class Model:
                 return outcome
             wait = outcome if outcome > 0 else BACKOFF * 2**attempt
             if attempt == ATTEMPTS - 1 or wait >= deadline - self.monotonic():
-                return Failure(_busy(outcome))
+                return Failure(_busy(outcome), wait=outcome)
             self.sleep(wait)
         return Failure("the model is busy")  # not reached: the last attempt returns above
 

@@ -7,7 +7,7 @@ handler parses first and writes last.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from bot.cards.cards import card
 from bot.cards.collection_names import collection_shown
@@ -32,6 +32,7 @@ from store.database import as_utc
 from store.models import Channel, Paper
 
 HISTORY_DEFAULT = 10
+LIKELY_PICKS = 2  # papers ahead of a post (`papers_ahead`): its pick, and the next should that one go
 HISTORY_MAX = 50
 TOPICS_MAX = 20
 TOPIC_CHARS = 80
@@ -111,6 +112,17 @@ class DailyFeature(Feature):
                  + (f": {tallies[p.id]}" if p.id in tallies else "") for p in posts]
         return DigestSection(f"Posted this week ({counted(len(posts), 'paper')})", lines,
                              papers=tuple(p.paper_id for p in posts))
+
+    def papers_ahead(self, channel: ChannelSettings, now: datetime, within: timedelta) -> list[int]:
+        """The likely picks of the channel's next paper of the day, when it is due within
+        `within` (not paused then)."""
+        schedule = channel.schedule
+        if schedule is None or not channel.enabled:
+            return []
+        paused = channel.paused_until if channel.paused_on(now.astimezone(schedule.tz).date()) else None
+        if schedule.next_slot(now, after=paused) - now > within:
+            return []
+        return self.daily.likely_picks(channel, now, LIKELY_PICKS)
 
     def remember(self, reply: Reply, message_ref: str) -> bool:
         """A `next` the adapter posted itself: votes update it, its thread gets results."""

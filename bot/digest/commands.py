@@ -17,7 +17,7 @@ from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
 from bot.channels.schedule import WEEKDAYS, ScheduleError
 from bot.corpus.library import Library
-from bot.digest.compose import body, digest_reply
+from bot.digest.compose import LINES_SHOWN, body, digest_reply
 from bot.digest.digests import SETTLED, Claimed, Digests, since_until
 from bot.digest.weekly import WeeklySlot, parse_slot
 from bot.feature import DigestSection, Feature, Features, Kit
@@ -29,6 +29,7 @@ from store.database import as_utc
 log = logging.getLogger(__name__)
 
 DIGEST_USAGE = "digest · digest DAY HH:MM · digest off · digest on · digest preview"
+IN_BRIEF = "In brief"  # the section of the features' lines about the digest's papers (TL;DRs)
 SWITCHES = ("off", "on", "preview")
 
 
@@ -98,11 +99,47 @@ class DigestFeature(Feature):
         posted and the week's digest still goes out at its time."""
         now = self.clock()
         since, until = now - timedelta(days=7), now
-        sections = self.features.digest(channel, since, until)
+        sections = self._sections(channel, since, until)
         reply = digest_reply(sections, since, until, _zone(channel), self._links(sections))
         reply.text = f"Preview, for you only (nothing was posted):\n{reply.text}"
         reply.ephemeral = True
         return reply
+
+    def _sections(self, channel: ChannelSettings, since: datetime, until: datetime) -> list[DigestSection]:
+        """Every feature's section, then "In brief": a line per paper they name that a
+        feature has lines about (a TL;DR made ahead), which restates and is no news."""
+        sections = self.features.digest(channel, since, until)
+        try:
+            in_brief = self._in_brief(channel, _named(sections))
+        except Exception:  # a bug in a feature's lines: the digest goes out without them
+            log.exception("the lines about the papers of the digest of %s failed", channel.ref.key())
+            in_brief = None
+        return sections + ([in_brief] if in_brief else [])
+
+    def _in_brief(self, channel: ChannelSettings, named: list[int]) -> DigestSection | None:
+        papers = self.library.get_many(named) if self.library is not None else {}
+        lines, shown = [], []
+        for paper_id in (n for n in named if n in papers):
+            about = self.features.lines_about(channel, paper_id, "digest")
+            if about:
+                lines.append(f"[{paper_id}] {readable(papers[paper_id].title)} — {' '.join(about)}")
+                shown.append(paper_id)
+            if len(lines) == LINES_SHOWN:
+                break
+        return DigestSection(IN_BRIEF, lines, papers=tuple(shown), news=False) if lines else None
+
+    def papers_ahead(self, channel: ChannelSettings, now: datetime, within: timedelta) -> list[int]:
+        """The papers the channel's next digest would name, were it made now, when it is
+        due within `within` and this week's is not out yet."""
+        plan = self.digests.plan(channel.id)
+        if plan is None or not plan.enabled:
+            return []
+        slot = plan.slot(channel)
+        due = slot.next_slot(now)
+        last = self.digests.last(channel.id)
+        if due - now > within or (last is not None and slot.week(as_utc(last.due_at)) == slot.week(due)):
+            return []
+        return _named(self.features.digest(channel, *since_until(due)))
 
     def _links(self, sections: list[DigestSection]) -> dict[int, tuple[str, str]]:
         """Paper number -> (title as the sections write it, link), for the papers they name
@@ -170,7 +207,7 @@ class DigestFeature(Feature):
         channel = claimed.channel
         since, until = since_until(claimed.due_at)
         try:
-            sections = self.features.digest(channel, since, until)
+            sections = self._sections(channel, since, until)
             reply = digest_reply(sections, since, until, claimed.slot.zone, self._links(sections))
         except Exception:  # a bug in one section: retried later, the tick goes on
             log.exception("building the digest of %s failed", channel.ref.key())
@@ -192,6 +229,12 @@ class DigestFeature(Feature):
         self.digests.finish(claimed.digest_id, "quiet" if quiet else "posted", message_ref=ref)
         log.info("posted the %s digest to %s", claimed.slot.week(claimed.due_at), channel.ref.key())
         return "digests_quiet" if quiet else "digests"
+
+
+def _named(sections: list[DigestSection]) -> list[int]:
+    """The papers the sections name, in their order, each once (as many of a section as
+    it shows lines)."""
+    return list(dict.fromkeys(paper for s in sections for paper in s.papers[:LINES_SHOWN]))
 
 
 def _zone(channel: ChannelSettings) -> str:

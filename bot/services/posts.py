@@ -39,7 +39,7 @@ from bot.services.picks import (
     Picker,
     Rankings,
 )
-from bot.services.replies import PostReplies, nothing_left_reply
+from bot.services.replies import LinesAbout, PostReplies, no_lines, nothing_left_reply
 from store import Database
 from store.database import as_utc, upsert_insert
 from store.models import Channel, Paper, utcnow
@@ -106,6 +106,7 @@ class Posts:
         feedback: FeedbackSource,
         grace: timedelta = DEFAULT_GRACE,
         sources: Sequence[CandidateSource] = (),
+        lines_about: LinesAbout = no_lines,
     ):
         self.db = db
         # Papers offered ahead of the corpus (fresh picks from the follows), asked first.
@@ -115,7 +116,8 @@ class Posts:
         self.search = search
         self.picker = picker
         self.feedback = feedback
-        self.replies = PostReplies(library, search.tokenizer)
+        # The features' lines about a post's paper (a TL;DR), from what they made ahead.
+        self.replies = PostReplies(library, search.tokenizer, lines_about)
         self.grace = grace
 
     # --- the tick -------------------------------------------------------------------
@@ -432,6 +434,25 @@ class Posts:
             )
         return reply
 
+    def likely_picks(self, channel: ChannelSettings, now: datetime, count: int) -> list[int]:
+        """The papers the paper of the day would be if it were picked at `now`, the likeliest
+        first: its pick, then the picks should that one be taken meanwhile. Reads only: for
+        work made ahead of the post (a TL;DR); votes or new papers before the post may
+        still change it."""
+        excluded, titles = self.histories([channel.id])[channel.id]
+        feedback = self.feedback([channel.id])[channel.id]
+        offered = self.candidates([channel], now).get(channel.id, [])
+        index = self.search.current()
+        found: list[int] = []
+        for _ in range(count):
+            pick = (self.picker.choose_from(index, channel, offered, excluded, feedback)
+                    or self.picker.choose(index, channel, excluded, titles, feedback=feedback))
+            if pick is None:
+                break
+            found.append(pick.paper_id)
+            excluded = excluded | {pick.paper_id}
+        return found
+
     def posted_at(self, channel_id: int, paper_id: int) -> datetime | None:
         """When this paper was posted (or is being sent) in the channel, if it was."""
         with self.db.session() as session:
@@ -468,7 +489,8 @@ class Posts:
             if post is None or post.state != "sent":
                 return None
             paper = session.get_one(Paper, post.paper_id)  # a post goes with its paper (CASCADE)
-            return post.message_ref, self.replies.rerendered(post, paper, tally_line)
+            channel = ChannelSettings.of(session.get_one(Channel, post.channel_id))
+        return post.message_ref, self.replies.rerendered(channel, post, paper, tally_line)
 
     # --- what was posted ------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from datetime import date
 
 from bot.cards.cards import card, matched_words
@@ -16,18 +17,42 @@ from bot.services.models import Post
 from bot.services.picks import Pick
 from store.models import Paper
 
+log = logging.getLogger(__name__)
+
+# Lines the features add about a paper to a scheduled message (bot.feature.Features.lines_about):
+# (channel, paper id, occasion) -> lines, made ahead (a TL;DR), never waiting on a provider.
+LinesAbout = Callable[[ChannelSettings, int, str], list[str]]
+
+
+def no_lines(_channel: ChannelSettings, _paper_id: int, _occasion: str) -> list[str]:
+    return []
+
 
 class PostReplies:
-    def __init__(self, library: Library, tokenizer: Tokenizer):
+    def __init__(self, library: Library, tokenizer: Tokenizer, lines_about: LinesAbout = no_lines):
         self.library = library
         self.tokenizer = tokenizer
+        self.lines_about = lines_about
 
-    def rerendered(self, post: Post, paper: Paper, tally_line: str) -> Reply:
-        """A sent post again, with the reason it was given then and its current tally."""
+    def about(self, channel: ChannelSettings, paper_id: int) -> list[str]:
+        """The features' lines about the paper for its post; none when one fails (a bug
+        there is logged, and the post goes out without them)."""
+        try:
+            return self.lines_about(channel, paper_id, "post")
+        except Exception:
+            log.exception("the lines about paper %d for %s failed; the post goes without them", paper_id,
+                          channel.ref.key())
+            return []
+
+    def rerendered(self, channel: ChannelSettings, post: Post, paper: Paper, tally_line: str) -> Reply:
+        """A sent post again, with the reason it was given then, its current tally, and
+        the features' lines about it (a TL;DR made since it went out joins it)."""
         hit = Hit(paper.id, 0.0, tuple(post.matched)) if post.matched else None
+        shown = card(paper, self.tokenizer, hit, reason=post.reason)
+        shown.about = self.about(channel, paper.id)
         return Reply(
             text=f"{heading(post.kind, post.local_date)}\n{tally_line}",  # the card names the paper
-            cards=[card(paper, self.tokenizer, hit, reason=post.reason)],
+            cards=[shown],
             actions=vote_actions(post.id, paper.id),
             post_id=post.id,
         )
@@ -38,9 +63,11 @@ class PostReplies:
     ) -> Reply:
         reason = self.reason(channel, paper, pick)
         hit = Hit(paper.id, pick.score, pick.matched) if pick.matched else None
+        shown = card(paper, self.tokenizer, hit, reason=reason)
+        shown.about = self.about(channel, paper.id)
         return Reply(
             text=heading(kind, day),  # the card below says the title: not twice
-            cards=[card(paper, self.tokenizer, hit, reason=reason)],
+            cards=[shown],
             actions=vote_actions(post_id, paper.id) if post_id is not None else [],
             open_thread=_thread_name(readable(paper.title)),
             post_id=post_id,
