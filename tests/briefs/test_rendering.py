@@ -8,6 +8,8 @@ from adapters.slack.blocks import MAX_BLOCKS, MESSAGE_CHARS, SECTION_CHARS, mess
 from bot.briefs.commands import _reply
 from bot.briefs.prompt import BriefText
 from bot.briefs.untrusted import made_safe
+from bot.messages import PaperCard, Reply
+from bot.services.replies import vote_actions
 from store.models import Paper
 from tests.briefs.scene import INJECTION
 from tests.fake_discord_api import message_errors
@@ -70,3 +72,41 @@ def test_the_longest_brief_fits_both_platforms():
     assert "&lt;b&gt;&amp;amp;" in section_texts(payload["blocks"])
     body = discord_body(reply)
     assert message_errors(body) == {}
+
+
+# --- a post's TL;DR (`briefs on`) ------------------------------------------------------------
+
+
+def post_with_tldr(tldr: str, snippet: str = "An abstract. " * 200, title: str = "Robust Diffusion") -> Reply:
+    from bot.briefs.commands import TLDR
+
+    card = PaperCard(7, title, url="https://example.org/7", authors_display="Ada Lovelace, Alan Turing",
+                     venue="ICLR 2024 " * 30, snippet=snippet, reason="Matches this channel's topics: protein. " * 20,
+                     about=[TLDR + made_safe(BriefText(tldr, "c", ("q", "q", "q"))).tldr])
+    return Reply(text="Paper of the day, Thursday 26 November 2026", cards=[card],
+                 actions=vote_actions(3, 7), post_id=3)
+
+
+def test_a_posts_tldr_sits_above_the_abstract_within_slacks_limits():
+    payload = message(post_with_tldr("We make diffusion robust. " * 60))
+    slack_within_limits(payload)
+    (card,) = [b["text"]["text"] for b in payload["blocks"] if b["type"] == "section" and "Why" in b["text"]["text"]]
+    assert card.index("TL;DR (language model): We make") < card.index("An abstract.")
+    assert "*Why:* Matches" in card  # the rest of the card stays
+
+
+def test_a_posts_tldr_sits_above_the_abstract_within_discords_limits():
+    body = discord_body(post_with_tldr("We make diffusion robust. " * 60, title="T" * 600))
+    assert message_errors(body) == {}
+    (embed,) = body["embeds"]
+    assert embed["description"].startswith("TL;DR (language model): We make")
+    assert "An abstract." in embed["description"]
+
+
+def test_an_injected_tldr_on_a_post_pings_no_one_anywhere():
+    reply = post_with_tldr(INJECTION)
+    texts = section_texts(message(reply)["blocks"])
+    assert "<!channel>" not in texts and "<@U123>" not in texts and "<https://evil" not in texts
+    assert "&lt;\u200b!channel&gt;" in texts and "@\u200beveryone" in texts
+    shown = discord_body(reply)["embeds"][0]["description"]
+    assert "@everyone" not in shown and "<@U123>" not in shown and "https://" not in shown
