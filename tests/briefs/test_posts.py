@@ -230,3 +230,38 @@ def test_without_a_provider_briefs_is_not_a_command_and_posts_are_as_before(db, 
     scene.services.core.tick(DUE, delivery, ["console"])
     assert delivery.cards()[0].about == [] and llm.requests == []
     scene.services.db.dispose()
+
+
+def test_members_lines_are_answered_while_the_step_waits_on_a_slow_model(db, database_url, tmp_path, llm):
+    scene = failing_scene(database_url, tmp_path, llm, timeout="3")
+    group(scene)
+    llm.fail("slow")
+    step = threading.Thread(target=ahead, args=(scene, NOW))
+    step.start()
+    while not llm.completions() and step.is_alive():  # the step's request is in (and held)
+        threading.Event().wait(0.01)
+    answer = scene.brief("Marmot")  # the step has its own slot: this line does not queue behind it
+    assert answer.ok and step.is_alive()
+    step.join()
+    llm.release.set()
+    assert [paper for paper, _ in scene.briefs_stored()] == [scene.ids["Marmot"]]
+    scene.services.db.dispose()
+
+
+def test_briefs_made_ahead_take_at_most_half_the_channels_calls(db, database_url, tmp_path, llm, caplog):
+    scene = build(database_url, tmp_path, llm, env=llm_env(llm, PAPERCLUB_LLM_DAILY_CALLS="2"))
+    group(scene)
+    with caplog.at_level(logging.INFO, logger="bot.briefs"):
+        assert ahead(scene, NOW) == {"briefs_ahead": 1}
+        assert ahead(scene, NOW + timedelta(minutes=1)) == {}
+    assert len(llm.completions()) == 1
+    assert [line for line in brief_logs(caplog) if "half" in line] == [
+        "no more briefs made ahead today for console:local:reading: they took their half of its 2 daily calls"]
+    assert scene.brief("Marmot").ok  # the members' half
+    scene.services.db.dispose()
+
+
+def test_a_stopping_process_starts_no_brief(scene):
+    group(scene)
+    assert scene.services.core.provider_steps()["briefs"](NOW, lambda: True) == {}
+    assert scene.llm.completions() == []
