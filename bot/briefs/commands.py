@@ -6,7 +6,9 @@ channel (bot/briefs/made.py); the channel's part ("why it may matter here") is m
 paperclub from the channel's topics and votes (bot/briefs/relevance.py). A line waits
 on the model on a pool of its own, within its deadline; whatever goes wrong (a timeout,
 a refusal, a provider error, junk, the budget) is one line, "no brief now (why)", one
-log line, and nothing stored. Without PAPERCLUB_LLM_BASE_URL the feature has no
+log line, and nothing stored. `briefs on` puts a TL;DR on the channel's paper of the day
+and in its digest (`lines_about`), only ever from briefs made already: the provider step
+makes them ahead (bot/briefs/ahead.py). Without PAPERCLUB_LLM_BASE_URL the feature has no
 commands at all: `help` does not list `brief` and every transcript is as before.
 """
 
@@ -65,11 +67,12 @@ class BriefsFeature(Feature):
         self.briefs = Briefs(library.db, timedelta(seconds=2 * settings.llm_timeout))
         self.languages = Languages(library.db)
         self.on_posts = OnPosts(library.db)
-        self.maker = Maker(self.briefs, self.model, clock) if self.model is not None else None
-        # TL;DRs for the coming posts of channels with `briefs on`, made on the provider step.
-        self.ahead = Ahead(self.on_posts, library, features or Features(), self.briefs, self.maker,
-                           self.model.name, settings.llm_daily_calls, settings.llm_timeout) \
-            if self.maker is not None and self.model is not None else None
+        self.maker: Maker | None = None
+        self.ahead: Ahead | None = None  # TL;DRs of the coming posts of channels with `briefs on`
+        if self.model is not None:
+            self.maker = Maker(self.briefs, self.model, clock)
+            self.ahead = Ahead(self.on_posts, library, features or Features(), self.briefs, self.maker,
+                               self.model.name, settings.llm_daily_calls, settings.llm_timeout)
 
     @classmethod
     def build(cls, kit: Kit) -> BriefsFeature:
