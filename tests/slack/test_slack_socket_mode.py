@@ -28,21 +28,29 @@ from tests.slack.fake_socket_mode import FakeSocketMode
 
 APP_TOKEN = "xapp-1-A0PAPERCLUB-1-not-a-real-one"
 FAST_PING = 0.2  # the client's check of its link, so a dropped one is noticed in a test's time
+# slack_sdk calls a link dead after four pings without a pong: at FAST_PING that is 0.8 s, which
+# a loaded machine can miss, and the client then opens a link of its own. Tests that count
+# links check them this rarely (no check runs within a test's time); only the test of a
+# dropped link needs the fast check, and it counts relatively.
+SLOW_PING = 600.0
 
 
 @pytest.fixture
 def linked(seeded_copy):
     """(fake Slack, fake Socket Mode server, services): apps.connections.open points at the fake."""
     services = build_services(seeded_copy)
+    # As `serve` does before it connects: a first search that loads the index and the model
+    # inside a command's 3-second ack is a timing a loaded machine can miss.
+    services.search.warm()
     with FakeSocketMode() as socket_mode, FakeSlack(socket_url=socket_mode.url) as slack:
         yield slack, socket_mode, services
     services.db.dispose()
 
 
-def _server(services, slack) -> SlackServer:
+def _server(services, slack, ping: float = SLOW_PING) -> SlackServer:
     settings = SlackSettings.from_env({"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_APP_TOKEN": APP_TOKEN,
                                        "SLACK_API_URL": slack.api_url})
-    return SlackServer(services, settings, ping_interval=FAST_PING, renew_seconds=FAST_PING)
+    return SlackServer(services, settings, ping_interval=ping, renew_seconds=FAST_PING)
 
 
 def _command(socket_mode: FakeSocketMode, slack: FakeSlack, text: str) -> dict:
@@ -75,17 +83,21 @@ def test_a_slash_command_over_the_websocket_is_answered_in_its_ack(linked):
 
 def test_a_refresh_and_a_dropped_link_both_reconnect(linked):
     slack, socket_mode, services = linked
-    server = _server(services, slack)
+    server = _server(services, slack, ping=FAST_PING)  # a dropped link is noticed by the client's check
     server.start()
     try:
         assert socket_mode.wait_until(lambda: socket_mode.open_connections == 1)
+        # Counted from what was opened before each: the fast check may reconnect a link on
+        # a loaded machine by itself, and that is the client doing its job too.
+        before = socket_mode.opened
         socket_mode.disconnect("refresh_requested")  # Slack's routine refresh
-        assert socket_mode.wait_until(lambda: socket_mode.opened == 2 and socket_mode.open_connections == 1)
+        assert socket_mode.wait_until(lambda: socket_mode.opened > before and socket_mode.open_connections == 1)
+        before = socket_mode.opened
         socket_mode.drop()  # Slack's server went away without a word
-        assert socket_mode.wait_until(lambda: socket_mode.opened == 3 and socket_mode.open_connections == 1)
+        assert socket_mode.wait_until(lambda: socket_mode.opened > before and socket_mode.open_connections == 1)
         assert _command(socket_mode, slack, "search graph biconnectivity")["payload"]["blocks"]
         # Each new link came from a fresh URL, as Slack wants.
-        assert len(slack.calls_to("apps.connections.open")) == 3
+        assert socket_mode.wait_until(lambda: len(slack.calls_to("apps.connections.open")) == socket_mode.opened)
         assert server.health()["status"] == "connected"
     finally:
         server.stop(1.0)
