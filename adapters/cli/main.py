@@ -139,11 +139,13 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
                        "changes nothing it imported. Then try `paperclub console`.")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_demo"))
 
-    p = sub.add_parser("sandbox", help="try follows and the digest against fake arXiv and OpenAlex on 127.0.0.1",
-                       description="Start paperclub's fakes of arXiv and OpenAlex on 127.0.0.1 with sample papers, "
-                       "open a sandbox database (the demo corpus imported once) and chat as on `paperclub console`; "
-                       "`tick` runs the scheduler's minute at once (follows fetched, due posts). Prints the "
-                       "variables that point a `paperclub serve` at the same fakes.")
+    p = sub.add_parser("sandbox", help="try follows, the digest and the Zotero sync against fakes of arXiv, "
+                                       "OpenAlex, Zotero and Slack on 127.0.0.1",
+                       description="Start paperclub's fakes of arXiv, OpenAlex, Zotero and Slack on 127.0.0.1 with "
+                       "sample data (papers, a Zotero group with a sample collection), open a sandbox database (the "
+                       "demo corpus imported once) and chat as on `paperclub console`; `tick` runs the scheduler's "
+                       "minute at once (follows fetched, Zotero synced, due posts). Prints the variables that point "
+                       "a `paperclub serve` at the same fakes.")
     p.add_argument("--dir", default="paperclub-sandbox",
                    help="where the sandbox database goes (default: ./paperclub-sandbox; --database-url wins)")
     p.set_defaults(func=Lazy("adapters.cli.sandbox:cmd_sandbox"))
@@ -261,11 +263,11 @@ def _positive_seconds(value: str) -> float:
 
 
 INTERRUPTED = 128 + signal.SIGINT  # 130, as shells report a Ctrl-C
-# The benchmarks (adapters.bench) are left out of the wheel: the bench commands are there,
-# what they run is only in a source checkout.
+# The benchmarks and the fakes (adapters.bench) are left out of the wheel: the bench and sandbox
+# commands are there, what they run is only in a source checkout.
 BENCH_PACKAGE = "adapters.bench"
-NO_BENCH = ("the benchmarks need a source checkout (an installed wheel leaves them out): "
-            "in a clone of paperclub, pip install -e '.[bench]'")
+NO_BENCH = ("the benchmarks and the sandbox's fakes need a source checkout (an installed wheel leaves them "
+            "out): in a clone of paperclub, pip install -e '.[bench]'")
 
 
 def run() -> None:

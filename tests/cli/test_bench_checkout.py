@@ -1,5 +1,6 @@
 """The wheel leaves adapters.bench out (pyproject's packages.find exclude): from an installed
-wheel the bench commands say in one line what to do, exit 2, and show no traceback."""
+wheel the bench commands and the sandbox (its fakes are there) say in one line what to do,
+exit 2, and show no traceback."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def no_bench_package(monkeypatch):
     ["bench", "--sizes", "200", "--engines", "paperclub"],
     ["tick-bench", "--channels", "1"],
     ["slack", "bench", "--requests", "1"],
+    ["sandbox", "--dir", "."],
 ])
 def test_a_bench_command_without_the_bench_package_says_to_use_a_checkout(no_bench_package, argv, capsys,
                                                                           tmp_path, monkeypatch):
