@@ -29,9 +29,54 @@ from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAUL
 # --- the parser -----------------------------------------------------------------------------
 
 
+# `paperclub --help` lists the subcommands in these groups, in this order: what an operator
+# runs first, the benchmarks last. A subcommand in none of them is listed under OTHERS
+# (tests/cli/test_help.py wants every one placed).
+COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("try it", ("demo", "sandbox", "console")),
+    ("run the bot", ("serve", "tick", "config", "status", "slack", "discord")),
+    ("the library", ("import", "export", "search", "embed", "feed")),
+    ("the database", ("db", "backup", "restore")),
+    ("benchmarks and developer tools", ("bench", "bench-relevance", "bench-ingest", "tick-bench", "eval")),
+)
+OTHERS = "other commands"
+
+
+class GroupedHelp(argparse.ArgumentParser):
+    """The top-level parser: its --help lists the subcommands by COMMAND_GROUPS, each group a
+    section as argparse draws one, then the options."""
+
+    def format_help(self) -> str:
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        for title, listed in command_sections(self):
+            formatter.start_section(title)
+            formatter.add_arguments(listed)
+            formatter.end_section()
+        for group in self._action_groups:  # the options; the subcommands' own section is the groups above
+            shown = [a for a in group._group_actions if not isinstance(a, argparse._SubParsersAction)]
+            if shown:
+                formatter.start_section(group.title)
+                formatter.add_arguments(shown)
+                formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
+
+
+def command_sections(parser: argparse.ArgumentParser) -> list[tuple[str, list[argparse.Action]]]:
+    """(title, the subcommands' lines) of each group that has any, OTHERS last."""
+    lines = {line.dest: line for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+             for line in action._choices_actions}
+    sections = [(title, [lines[name] for name in names if name in lines]) for title, names in COMMAND_GROUPS]
+    placed = {name for _title, names in COMMAND_GROUPS for name in names}
+    sections.append((OTHERS, [line for name, line in lines.items() if name not in placed]))
+    return [(title, listed) for title, listed in sections if listed]
+
+
 def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     """The parser, with the subcommands of `features` (bot/app.py's FEATURES) among the others."""
-    parser = argparse.ArgumentParser(
+    parser = GroupedHelp(
         prog="paperclub",
         description="A chat bot for research reading groups: search papers, a paper of the day, votes.",
     )
