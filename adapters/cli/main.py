@@ -131,7 +131,8 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     p.add_argument("--at", type=parse_instant, help="run the session at this instant (ISO-8601), to travel in time")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_console"))
 
-    p = sub.add_parser("tick", help="post every due paper of the day once, then exit")
+    p = sub.add_parser("tick", help="run the scheduler's minute once (papers of the day, digests, polls, follows, "
+                                    "Zotero syncs), then exit; a summary of every count on stderr")
     p.add_argument("--at", type=parse_instant, help="pretend it is this instant (ISO-8601)")
     p.add_argument("--json", action="store_true", help="print console posts as JSON")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_tick"))

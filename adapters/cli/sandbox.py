@@ -120,6 +120,7 @@ def _services(url: str, fakes: Fakes):
 
 def run(services, lines: Iterable[str], out: TextIO, prompt: bool = False) -> None:
     """The console, with `tick`: the scheduler's minute (follows fetched, due posts) now."""
+    from adapters.cli.commands import counts_said
     from adapters.console import PROMPT, QUIT_WORDS, ConsoleDelivery, ConsoleSession, render_text
 
     session = ConsoleSession(services.core, channel=CHANNEL, user="you", manager=True)
@@ -132,7 +133,7 @@ def run(services, lines: Iterable[str], out: TextIO, prompt: bool = False) -> No
             break
         if text.lower() == TICK:
             report = services.core.tick(services.core.clock(), ConsoleDelivery(out), ["console"])
-            done = ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in report.flat().items() if value)
+            done = ", ".join(counts_said(report))
             out.write(f"tick: {done or 'nothing was due'}\n")
         elif text and not text.startswith("#"):
             out.write(render_text(session.answer(text)) + "\n")
