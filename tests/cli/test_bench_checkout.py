@@ -16,7 +16,8 @@ from tests.conftest import REPO
 @pytest.fixture
 def no_bench_package(monkeypatch):
     """As in a wheel: `import adapters.bench...` raises ModuleNotFoundError for adapters.bench."""
-    for name in [n for n in sys.modules if n.startswith("adapters.bench.")]:
+    # The sandbox imports its fakes from adapters.bench as it loads: loaded by an earlier test, it goes too.
+    for name in [n for n in sys.modules if n.startswith("adapters.bench.") or n == "adapters.cli.sandbox"]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "adapters.bench", None)
 
