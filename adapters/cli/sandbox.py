@@ -119,7 +119,7 @@ def _services(url: str, fakes: Fakes):
 
 
 def run(services, lines: Iterable[str], out: TextIO, prompt: bool = False) -> None:
-    """The console, with `tick`: the scheduler's minute (follows fetched, due posts) now."""
+    """The console, with `tick`: the scheduler's minute (follows fetched, Zotero synced, due posts) now."""
     from adapters.cli.commands import counts_said
     from adapters.console import PROMPT, QUIT_WORDS, ConsoleDelivery, ConsoleSession, render_text
 
