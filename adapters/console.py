@@ -94,11 +94,13 @@ def _link_of(line: str, links: dict[str, str]) -> str:
     return next((f"  <{url}>" for title, url in links.items() if title and title in line), "")
 
 
-def render_card(card: PaperCard) -> str:
+def render_card(card: PaperCard, operator: bool = False) -> str:
+    """A card as text. A member sees no BM25 score and no source lines: they are operator
+    detail, for `paperclub search` (`operator`; the sources only when it asked for them)."""
     lines = [f"{card.option}: [{card.paper_id}] {card.title}" if card.option else f"[{card.paper_id}] {card.title}"]
     if card.authors_display:
         lines.append(f"    {card.authors_display}")
-    meta = "   ".join(part for part in (card.venue, card.added_by, score_line(card)) if part)
+    meta = "   ".join(part for part in (card.venue, card.added_by, score_line(card, operator)) if part)
     if meta:
         lines.append(f"    {meta}")
     if card.url:
@@ -118,13 +120,15 @@ def render_card(card: PaperCard) -> str:
         lines.append(f"    (+{len(card.notes) - NOTES_SHOWN} more notes)")
     # Member notes are set on the card after the core made it: their LaTeX is read here.
     lines += [f"    - {readable(line)}" for line in card.discussion]
-    lines += [f"    source: {source}" for source in card.sources]
+    lines += [f"    source: {source}" for source in card.sources if operator]
     return "\n".join(lines)
 
 
-def score_line(card: PaperCard) -> str:
-    """"score 6.32 · title match": a title match is ranked above higher scores, and says so."""
-    parts = [f"score {card.score:.2f}"] if card.score is not None else []
+def score_line(card: PaperCard, operator: bool = False) -> str:
+    """"title match" where the title matched (it is ranked above higher scores, and says so);
+    for the operator the BM25 score before it ("score 6.32 · title match"), a number that
+    tells a member nothing."""
+    parts = [f"score {card.score:.2f}"] if operator and card.score is not None else []
     return " · ".join(parts + (["title match"] if card.title_match else []))
 
 

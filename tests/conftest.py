@@ -3,7 +3,8 @@
 PostgreSQL tests use PAPERCLUB_TEST_POSTGRES_URL (default: the local server's `test`
 database). Each test gets a database of its own, created from that server and dropped
 afterwards, so runs never see each other's rows. Where no server answers the tests are
-skipped with the reason, unless PAPERCLUB_REQUIRE_POSTGRES=1 (CI), where that is an error.
+skipped with the reason, unless PAPERCLUB_REQUIRE_POSTGRES=1 (CI), where that is an error;
+so are the browser tests without chromium, unless PAPERCLUB_REQUIRE_BROWSER=1.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from store import Database
 
 PG_URL = os.environ.get("PAPERCLUB_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 REQUIRE_PG = os.environ.get("PAPERCLUB_REQUIRE_POSTGRES") == "1"
+# The browser tests (tests/memory/*browser*) need Debian's chromium (and chromium-driver):
+# skipped with the reason where missing, unless PAPERCLUB_REQUIRE_BROWSER=1 (CI, whose
+# .ci/run installs them), where that is an error.
+REQUIRE_BROWSER = os.environ.get("PAPERCLUB_REQUIRE_BROWSER") == "1"
 SEEDS = Path(str(resources.files("bot") / "demo_corpus"))
 REPO = Path(__file__).resolve().parents[1]  # the checkout: README, Procfile, Dockerfile
 DATA = REPO / "tests" / "data"  # recorded and hand-made inputs shared by the tests
@@ -97,6 +102,19 @@ def postgres_admin():
         pytest.skip(reason)
     yield engine
     engine.dispose()
+
+
+def require_programs(*paths: str, required: bool | None = None) -> None:
+    """Skip the test where a program it runs is missing (fail when `required`, by default
+    PAPERCLUB_REQUIRE_BROWSER=1), naming what to install."""
+    missing = [path for path in paths if not Path(path).exists()]
+    if not missing:
+        return
+    reason = (f"{' and '.join(missing)} not installed (Debian: apt-get install chromium chromium-driver; "
+              ".ci/run installs them)")
+    if REQUIRE_BROWSER if required is None else required:
+        pytest.fail(f"PAPERCLUB_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
 
 
 @contextmanager

@@ -155,3 +155,161 @@ def test_the_systemd_unit_serves_as_a_user_and_stops_in_time():
     # A refused token exits 1 at once: bounded restarts, never a loop (Discord resets such a token).
     assert int(_unit()["Unit"]["StartLimitBurst"]) <= 5 and service["RestartPreventExitStatus"] == "2"
     assert _unit()["Install"]["WantedBy"] == "multi-user.target"
+
+
+# --- compose.yaml against the Compose Specification (what `docker compose config` checks) --------
+# The official JSON schema is vendored in tests/data/compose-spec (README.md there says from where),
+# and the file is interpolated first as compose does, with the variables of the documented .env.
+
+COMPOSE_ENV_EXAMPLE = ROOT / "deploy" / "compose.env.example"
+FILLED = {"POSTGRES_PASSWORD": "a-long-random-password"}  # what a user writes in the blank
+_NAME = re.compile(r"[_A-Za-z][_A-Za-z0-9]*")
+_BRACED = re.compile(r"([_A-Za-z][_A-Za-z0-9]*)(?:(:?[-?+])(.*))?", re.S)
+
+
+class InterpolationError(ValueError):
+    """compose refuses the file: a required variable is unset or empty, or a ${...} is malformed."""
+
+
+def interpolate(text: str, env: dict[str, str]) -> str:
+    """`text` as compose interpolates a value (the Compose Specification's "Interpolation"):
+    `$$` is a `$`; `$VAR` and `${VAR}` the variable or ""; `${VAR:-default}` / `${VAR-default}`
+    the default when unset or empty / unset; `${VAR:?err}` / `${VAR?err}` an error naming `err`;
+    `${VAR:+other}` / `${VAR+other}` `other` when set; defaults and errors interpolated in turn."""
+    out, at = [], 0
+    while at < len(text):
+        if text[at] != "$":
+            out.append(text[at])
+            at += 1
+        elif text.startswith("$$", at):
+            out.append("$")
+            at += 2
+        elif text.startswith("${", at):
+            depth, end = 0, at + 1
+            for end in range(at + 1, len(text)):
+                depth += {"{": 1, "}": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+            if depth:
+                raise InterpolationError(f"invalid interpolation format: {text[at:]!r} has no closing brace")
+            out.append(_braced(text[at + 2:end], env))
+            at = end + 1
+        elif name := _NAME.match(text, at + 1):
+            out.append(env.get(name.group(), ""))
+            at = name.end()
+        else:
+            out.append("$")
+            at += 1
+    return "".join(out)
+
+
+def _braced(inner: str, env: dict[str, str]) -> str:
+    found = _BRACED.fullmatch(inner)
+    if found is None:
+        raise InterpolationError(f"invalid interpolation format: ${{{inner}}}")
+    name, operator, rest = found.groups()
+    value = env.get(name)
+    missing = (value is None or value == "") if operator and operator.startswith(":") else value is None
+    if operator in (":-", "-"):
+        return interpolate(rest, env) if missing else value
+    if operator in (":?", "?"):
+        if missing:
+            raise InterpolationError(f"required variable {name} is missing a value: {interpolate(rest, env)}")
+        return value
+    if operator in (":+", "+"):
+        return "" if missing else interpolate(rest, env)
+    return value or ""
+
+
+def interpolated(value, env: dict[str, str]):
+    """Every string value of a parsed compose file interpolated; keys are left as they are."""
+    if isinstance(value, dict):
+        return {key: interpolated(item, env) for key, item in value.items()}
+    if isinstance(value, list):
+        return [interpolated(item, env) for item in value]
+    return interpolate(value, env) if isinstance(value, str) else value
+
+
+def dotenv(path) -> dict[str, str]:
+    """A .env as compose reads it: NAME=VALUE lines; blank lines and # comments skipped."""
+    pairs = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, _, value = line.partition("=")
+            pairs[name.strip()] = value.strip().strip("'\"")
+    return pairs
+
+
+def schema_problems(document: dict) -> list[str]:
+    import jsonschema
+
+    schema = json.loads((ROOT / "tests" / "data" / "compose-spec" / "compose-spec.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft7Validator(schema)
+    return [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in validator.iter_errors(document)]
+
+
+def test_interpolation_follows_the_compose_specification():
+    env = {"SET": "v", "EMPTY": ""}
+    cases = {"$SET ${SET} $$SET $ 5$": "v v $SET $ 5$", "${UNSET}|$UNSET": "|", "${EMPTY:-d}|${EMPTY-d}": "d|",
+             "${UNSET:-${SET}}": "v", "${UNSET:-${UNSET2:-deep}}": "deep", "${SET:+alt}|${EMPTY+alt}": "alt|alt",
+             "${EMPTY?fine}": ""}
+    for text, expected in cases.items():
+        assert interpolate(text, env) == expected, text
+    for text in ("${EMPTY:?say $SET}", "${UNSET?needed}"):
+        with pytest.raises(InterpolationError, match="missing a value"):
+            interpolate(text, env)
+    assert str(_raised("${EMPTY:?say $SET}", env)) == "required variable EMPTY is missing a value: say v"
+    with pytest.raises(InterpolationError, match="invalid"):
+        interpolate("${SET", env)
+
+
+def _raised(text: str, env: dict[str, str]) -> InterpolationError:
+    with pytest.raises(InterpolationError) as raised:
+        interpolate(text, env)
+    return raised.value
+
+
+def test_compose_with_the_documented_env_is_a_valid_compose_file():
+    env = {**dotenv(COMPOSE_ENV_EXAMPLE), **FILLED}
+    document = interpolated(_compose(), env)
+    assert schema_problems(document) == []
+    services = document["services"]
+    url = services["paperclub"]["environment"]["PAPERCLUB_DATABASE_URL"]
+    assert url == f"postgresql://paperclub:{FILLED['POSTGRES_PASSWORD']}@db:5432/paperclub"
+    assert services["migrate"]["environment"]["PAPERCLUB_DATABASE_URL"] == url
+    assert services["db"]["environment"]["POSTGRES_PASSWORD"] == FILLED["POSTGRES_PASSWORD"]
+    assert services["caddy"]["environment"]["PAPERCLUB_DOMAIN"] == "paperclub.example.org"
+    # Without a domain: localhost, as compose.yaml's comment says.
+    unset = interpolated(_compose(), FILLED)
+    assert unset["services"]["caddy"]["environment"]["PAPERCLUB_DOMAIN"] == "localhost"
+
+
+def test_compose_refuses_to_start_without_the_database_password():
+    """The example as shipped leaves the password blank: compose stops and says what to set."""
+    assert dotenv(COMPOSE_ENV_EXAMPLE)["POSTGRES_PASSWORD"] == ""
+    refusal = r"POSTGRES_PASSWORD is missing a value: set POSTGRES_PASSWORD in \.env"
+    with pytest.raises(InterpolationError, match=refusal):
+        interpolated(_compose(), dotenv(COMPOSE_ENV_EXAMPLE))
+
+
+def test_the_documented_env_names_exactly_the_variables_compose_yaml_uses():
+    text = (ROOT / "compose.yaml").read_text(encoding="utf-8")
+    used = set(re.findall(r"\$\{([_A-Za-z][_A-Za-z0-9]*)", text))
+    assert used and used == set(dotenv(COMPOSE_ENV_EXAMPLE))
+    # Every env_file has its example beside the other deploy files, to copy.
+    env_files = {service["env_file"] for service in _compose()["services"].values() if "env_file" in service}
+    assert env_files == {"paperclub.env"} and (ROOT / "deploy" / "paperclub.env.example").is_file()
+    deploying = (ROOT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    assert "deploy/compose.env.example" in deploying and "deploy/paperclub.env.example" in deploying
+
+
+def test_the_schema_check_catches_what_compose_would_refuse():
+    document = interpolated(_compose(), {**dotenv(COMPOSE_ENV_EXAMPLE), **FILLED})
+    document["services"]["paperclub"]["depends_on"]["db"]["condition"] = "service_up"
+    document["services"]["caddy"]["ports"] = "80:80"
+    document["services"]["paperclub"]["stop_grace"] = "35s"
+    problems = schema_problems(document)
+    assert len(problems) == 3, problems
+    assert any(p.startswith("services/paperclub/depends_on: ") for p in problems)
+    assert "services/caddy/ports: '80:80' is not of type 'array'" in problems
+    assert any(p.startswith("services/paperclub: 'stop_grace' does not match") for p in problems)

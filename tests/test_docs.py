@@ -30,7 +30,8 @@ VARIABLE = re.compile(
     r"""|DISCORD_[A-Z0-9_]*[A-Z0-9]|PORT|XDG_CACHE_HOME)["']"""
 )
 # Read by the test suite and CI only, never by paperclub itself.
-TEST_ONLY = frozenset({"PAPERCLUB_TEST_POSTGRES_URL", "PAPERCLUB_REQUIRE_POSTGRES", "PAPERCLUB_EXPORT_EXAMPLES"})
+TEST_ONLY = frozenset({"PAPERCLUB_TEST_POSTGRES_URL", "PAPERCLUB_REQUIRE_POSTGRES", "PAPERCLUB_REQUIRE_BROWSER",
+                       "PAPERCLUB_EXPORT_EXAMPLES"})
 
 
 def variables_read(sources: Iterable[str]) -> set[str]:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from bot.corpus.importing import ImportSummary
     from bot.corpus.library import Library
     from bot.corpus.listing import ListingFacts
+    from bot.feature import TickReport
 
 DEMO_COLLECTIONS = {
     "iclr2021-openreview.md": "iclr2021",
@@ -195,8 +196,7 @@ def cmd_tick(args: argparse.Namespace) -> int:
 
     services = open_services(args.database_url, args.at)
     report = services.core.tick(services.core.clock(), ConsoleDelivery(sys.stdout, args.json), ["console"])
-    said = ("posted", "empty", "failed", "skipped", "polls_closed")
-    rest = [f"{value} {name.replace('_', ' ')}" for name, value in report.flat().items() if value and name not in said]
+    rest = counts_said(report, leave_out=("posted", "empty", "failed", "skipped", "polls_closed"))
     print(
         f"tick at {services.core.clock():%Y-%m-%dT%H:%M:%SZ}: {report['posted']} posted, "
         f"{report['empty']} with nothing left, {report['failed']} failed, {report['skipped']} skipped, "
@@ -204,6 +204,14 @@ def cmd_tick(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 1 if report['failed'] else 0
+
+
+def counts_said(report: TickReport, leave_out: tuple[str, ...] = ()) -> list[str]:
+    """Every count a tick kept that is not 0, by its name ("1 digests", "2 follows fetched",
+    "1 zotero written"): what each feature's minute and provider work did, none left out
+    (`paperclub tick`'s summary and the sandbox's `tick`)."""
+    return [f"{value} {name.replace('_', ' ')}" for name, value in report.flat().items()
+            if value and name not in leave_out]
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

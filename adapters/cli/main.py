@@ -29,9 +29,54 @@ from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAUL
 # --- the parser -----------------------------------------------------------------------------
 
 
+# `paperclub --help` lists the subcommands in these groups, in this order: what an operator
+# runs first, the benchmarks last. A subcommand in none of them is listed under OTHERS
+# (tests/cli/test_help.py wants every one placed).
+COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("try it", ("demo", "sandbox", "console")),
+    ("run the bot", ("serve", "tick", "config", "status", "slack", "discord")),
+    ("the library", ("import", "export", "search", "embed", "feed")),
+    ("the database", ("db", "backup", "restore")),
+    ("benchmarks and developer tools", ("bench", "bench-relevance", "bench-ingest", "tick-bench", "eval")),
+)
+OTHERS = "other commands"
+
+
+class GroupedHelp(argparse.ArgumentParser):
+    """The top-level parser: its --help lists the subcommands by COMMAND_GROUPS, each group a
+    section as argparse draws one, then the options."""
+
+    def format_help(self) -> str:
+        formatter = self._get_formatter()
+        formatter.add_usage(self.usage, self._actions, self._mutually_exclusive_groups)
+        formatter.add_text(self.description)
+        for title, listed in command_sections(self):
+            formatter.start_section(title)
+            formatter.add_arguments(listed)
+            formatter.end_section()
+        for group in self._action_groups:  # the options; the subcommands' own section is the groups above
+            shown = [a for a in group._group_actions if not isinstance(a, argparse._SubParsersAction)]
+            if shown:
+                formatter.start_section(group.title)
+                formatter.add_arguments(shown)
+                formatter.end_section()
+        formatter.add_text(self.epilog)
+        return formatter.format_help()
+
+
+def command_sections(parser: argparse.ArgumentParser) -> list[tuple[str, list[argparse.Action]]]:
+    """(title, the subcommands' lines) of each group that has any, OTHERS last."""
+    lines = {line.dest: line for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+             for line in action._choices_actions}
+    sections = [(title, [lines[name] for name in names if name in lines]) for title, names in COMMAND_GROUPS]
+    placed = {name for _title, names in COMMAND_GROUPS for name in names}
+    sections.append((OTHERS, [line for name, line in lines.items() if name not in placed]))
+    return [(title, listed) for title, listed in sections if listed]
+
+
 def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     """The parser, with the subcommands of `features` (bot/app.py's FEATURES) among the others."""
-    parser = argparse.ArgumentParser(
+    parser = GroupedHelp(
         prog="paperclub",
         description="A chat bot for research reading groups: search papers, a paper of the day, votes.",
     )
@@ -86,7 +131,8 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
     p.add_argument("--at", type=parse_instant, help="run the session at this instant (ISO-8601), to travel in time")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_console"))
 
-    p = sub.add_parser("tick", help="post every due paper of the day once, then exit")
+    p = sub.add_parser("tick", help="run the scheduler's minute once (papers of the day, digests, polls, follows, "
+                                    "Zotero syncs), then exit; a summary of every count on stderr")
     p.add_argument("--at", type=parse_instant, help="pretend it is this instant (ISO-8601)")
     p.add_argument("--json", action="store_true", help="print console posts as JSON")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_tick"))
@@ -139,11 +185,13 @@ def build_parser(features: Sequence[str] = FEATURES) -> argparse.ArgumentParser:
                        "changes nothing it imported. Then try `paperclub console`.")
     p.set_defaults(func=Lazy("adapters.cli.commands:cmd_demo"))
 
-    p = sub.add_parser("sandbox", help="try follows and the digest against fake arXiv and OpenAlex on 127.0.0.1",
-                       description="Start paperclub's fakes of arXiv and OpenAlex on 127.0.0.1 with sample papers, "
-                       "open a sandbox database (the demo corpus imported once) and chat as on `paperclub console`; "
-                       "`tick` runs the scheduler's minute at once (follows fetched, due posts). Prints the "
-                       "variables that point a `paperclub serve` at the same fakes.")
+    p = sub.add_parser("sandbox", help="try follows, the digest and the Zotero sync against fakes of arXiv, "
+                                       "OpenAlex, Zotero and Slack on 127.0.0.1",
+                       description="Start paperclub's fakes of arXiv, OpenAlex, Zotero and Slack on 127.0.0.1 with "
+                       "sample data (papers, a Zotero group with a sample collection), open a sandbox database (the "
+                       "demo corpus imported once) and chat as on `paperclub console`; `tick` runs the scheduler's "
+                       "minute at once (follows fetched, Zotero synced, due posts). Prints the variables that point "
+                       "a `paperclub serve` at the same fakes.")
     p.add_argument("--dir", default="paperclub-sandbox",
                    help="where the sandbox database goes (default: ./paperclub-sandbox; --database-url wins)")
     p.set_defaults(func=Lazy("adapters.cli.sandbox:cmd_sandbox"))
@@ -261,11 +309,11 @@ def _positive_seconds(value: str) -> float:
 
 
 INTERRUPTED = 128 + signal.SIGINT  # 130, as shells report a Ctrl-C
-# The benchmarks (adapters.bench) are left out of the wheel: the bench commands are there,
-# what they run is only in a source checkout.
+# The benchmarks and the fakes (adapters.bench) are left out of the wheel: the bench and sandbox
+# commands are there, what they run is only in a source checkout.
 BENCH_PACKAGE = "adapters.bench"
-NO_BENCH = ("the benchmarks need a source checkout (an installed wheel leaves them out): "
-            "in a clone of paperclub, pip install -e '.[bench]'")
+NO_BENCH = ("the benchmarks and the sandbox's fakes need a source checkout (an installed wheel leaves them "
+            "out): in a clone of paperclub, pip install -e '.[bench]'")
 
 
 def run() -> None:

@@ -1,16 +1,20 @@
 """`paperclub sandbox`: the features that need a service outside (follows, the digest of
-what they bring) tried with no account and no internet.
+what they bring, the Zotero sync) tried with no account and no internet.
 
-It starts paperclub's own fakes of arXiv and OpenAlex on 127.0.0.1, the ones the tests
-use (adapters/bench), with a few sample papers submitted yesterday; opens a sandbox
-database (the demo corpus imported once); and runs a console whose extra word `tick`
-runs the scheduler's minute at once: the follows' fetches and every post that is due.
-The banner prints the variables that point a real `paperclub serve` at the same fakes.
+It starts paperclub's own fakes of arXiv, OpenAlex, Zotero and Slack on 127.0.0.1, the
+ones the tests use (adapters/bench): a few sample papers submitted yesterday, a Zotero
+group whose collection holds a few sample items (its key is the operator's here, so
+`zotero link` needs no `zotero key`); opens a sandbox database (the demo corpus imported
+once); and runs a console whose extra word `tick` runs the scheduler's minute at once:
+the follows' fetches, the Zotero sync and every post that is due. The banner prints the
+variables that point a real `paperclub serve` at the same fakes (the fake Slack lets it
+start as on a workspace: its posts land in the fake, seen by no one).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -21,6 +25,14 @@ from typing import TextIO
 
 from adapters.bench.fake_arxiv import ArxivPaper, FakeArxiv
 from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork
+from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from adapters.bench.fake_zotero import (
+    SAMPLE_COLLECTION,
+    SAMPLE_GROUP,
+    SAMPLE_KEY,
+    FakeZotero,
+    sample_zotero,
+)
 
 TICK = "tick"
 CHANNEL = "sandbox"
@@ -40,22 +52,30 @@ SAMPLES = (
 )
 AUTHOR = FakeAuthor("A5000000001", "Ada Lovelace", "Analytical Engine Institute", 42)
 EXAMPLES = ("follow arxiv cs.LG", 'follow author "Ada Lovelace"', TICK, "following", "fresh 7d", "next",
-            "digest preview")
+            "digest preview", f"zotero link {SAMPLE_GROUP} {SAMPLE_COLLECTION[1]}", TICK, "zotero")
 
 
 @dataclass
 class Fakes:
     arxiv: FakeArxiv
     openalex: FakeOpenAlex
+    zotero: FakeZotero
+    slack: FakeSlack
 
     def env(self) -> dict[str, str]:
         """The variables that point paperclub at these fakes."""
-        return {"PAPERCLUB_ARXIV_API_URL": self.arxiv.url, "PAPERCLUB_OPENALEX_API_URL": self.openalex.base}
+        return {"PAPERCLUB_ARXIV_API_URL": self.arxiv.url, "PAPERCLUB_OPENALEX_API_URL": self.openalex.base,
+                **self.zotero_env(), "SLACK_API_URL": self.slack.api_url, "SLACK_BOT_TOKEN": BOT_TOKEN,
+                "SLACK_SIGNING_SECRET": SIGNING_SECRET}
+
+    def zotero_env(self) -> dict[str, str]:
+        return {"PAPERCLUB_ZOTERO_API_URL": self.zotero.url, "PAPERCLUB_ZOTERO_API_KEY": SAMPLE_KEY}
 
 
 @contextmanager
 def running_fakes(now: datetime) -> Iterator[Fakes]:
-    """arXiv and OpenAlex on 127.0.0.1, with the sample papers submitted the day before `now`."""
+    """arXiv and OpenAlex on 127.0.0.1, with the sample papers submitted the day before `now`;
+    Zotero with its sample library; Slack."""
     yesterday = now - timedelta(days=1)
     papers = [ArxivPaper(f"{yesterday:%y%m}.{90001 + n:05d}", title, abstract, yesterday + timedelta(minutes=n),
                          [category]) for n, (category, title, abstract) in enumerate(SAMPLES)]
@@ -64,7 +84,9 @@ def running_fakes(now: datetime) -> Iterator[Fakes]:
     with ExitStack() as stack:
         arxiv = stack.enter_context(FakeArxiv(papers))
         openalex = stack.enter_context(FakeOpenAlex(works, [AUTHOR]))
-        yield Fakes(arxiv, openalex)
+        zotero = stack.enter_context(sample_zotero())
+        slack = stack.enter_context(FakeSlack())
+        yield Fakes(arxiv, openalex, zotero, slack)
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
@@ -92,11 +114,13 @@ def _services(url: str, fakes: Fakes):
     # The fakes answer at once: no 3 s between requests, as there is no one to be polite to.
     fetcher = Fetcher(FetchPolicy(), limiter=HostLimiter(0.0))
     clients = FollowClients(FollowUrls(fakes.arxiv.url, fakes.openalex.base), fetcher, fetcher)
-    return build_services(url, given=[clients])
+    # Zotero's settings are read from the environment: the fake's address, its key as the operator's.
+    return build_services(url, given=[clients], env={**os.environ, **fakes.zotero_env()})
 
 
 def run(services, lines: Iterable[str], out: TextIO, prompt: bool = False) -> None:
-    """The console, with `tick`: the scheduler's minute (follows fetched, due posts) now."""
+    """The console, with `tick`: the scheduler's minute (follows fetched, Zotero synced, due posts) now."""
+    from adapters.cli.commands import counts_said
     from adapters.console import PROMPT, QUIT_WORDS, ConsoleDelivery, ConsoleSession, render_text
 
     session = ConsoleSession(services.core, channel=CHANNEL, user="you", manager=True)
@@ -109,7 +133,7 @@ def run(services, lines: Iterable[str], out: TextIO, prompt: bool = False) -> No
             break
         if text.lower() == TICK:
             report = services.core.tick(services.core.clock(), ConsoleDelivery(out), ["console"])
-            done = ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in report.flat().items() if value)
+            done = ", ".join(counts_said(report))
             out.write(f"tick: {done or 'nothing was due'}\n")
         elif text and not text.startswith("#"):
             out.write(render_text(session.answer(text)) + "\n")
@@ -127,8 +151,10 @@ def _prompted(lines: Iterable[str], out: TextIO, prompt: str) -> Iterator[str]:
 def _banner(where: str, fakes: Fakes, out: TextIO) -> None:
     settings = "\n".join(f"  {name}={value}" for name, value in fakes.env().items())
     out.write(
-        f"paperclub sandbox: {where}, with fake arXiv and OpenAlex on 127.0.0.1 (sample papers from yesterday).\n"
-        f"Type commands as in chat; `{TICK}` runs the scheduler's minute now (follows fetched, due posts).\n"
+        f"paperclub sandbox: {where}, with fake arXiv and OpenAlex (sample papers from yesterday), Zotero "
+        f"(group {SAMPLE_GROUP}, collection {SAMPLE_COLLECTION[1]}, sample items) and Slack on 127.0.0.1.\n"
+        f"Type commands as in chat; `{TICK}` runs the scheduler's minute now (follows fetched, Zotero synced, "
+        "due posts).\n"
         f"Try: {' · '.join(EXAMPLES)}\n"
         f"Point a `paperclub serve` at the same fakes while this runs:\n{settings}\n\n"
     )

@@ -65,7 +65,7 @@ def _print_search(library: Library, search: SearchBackend, text: str, args: argp
     elif not cards:
         print(f"No papers match `{text}`.")
     else:
-        print("\n\n".join(render_card(c) for c in cards))
+        print("\n\n".join(render_card(c, operator=True) for c in cards))  # the operator's tool: scores
     return 0
 
 

@@ -1,5 +1,6 @@
 """The wheel leaves adapters.bench out (pyproject's packages.find exclude): from an installed
-wheel the bench commands say in one line what to do, exit 2, and show no traceback."""
+wheel the bench commands and the sandbox (its fakes are there) say in one line what to do,
+exit 2, and show no traceback."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from tests.conftest import REPO
 @pytest.fixture
 def no_bench_package(monkeypatch):
     """As in a wheel: `import adapters.bench...` raises ModuleNotFoundError for adapters.bench."""
-    for name in [n for n in sys.modules if n.startswith("adapters.bench.")]:
+    # The sandbox imports its fakes from adapters.bench as it loads: loaded by an earlier test, it goes too.
+    for name in [n for n in sys.modules if n.startswith("adapters.bench.") or n == "adapters.cli.sandbox"]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "adapters.bench", None)
 
@@ -24,6 +26,7 @@ def no_bench_package(monkeypatch):
     ["bench", "--sizes", "200", "--engines", "paperclub"],
     ["tick-bench", "--channels", "1"],
     ["slack", "bench", "--requests", "1"],
+    ["sandbox", "--dir", "."],
 ])
 def test_a_bench_command_without_the_bench_package_says_to_use_a_checkout(no_bench_package, argv, capsys,
                                                                           tmp_path, monkeypatch):

@@ -58,6 +58,7 @@ def test_search_sources_prints_where_each_hit_came_from_for_the_operator(tmp_pat
     assert paperclub("import", str(path), "--collection", "posters", cwd=tmp_path, env=db).returncode == 0
     plain = paperclub("search", "graph", "biconnectivity", "-k", "1", cwd=tmp_path, env=db)
     assert plain.returncode == 0 and "source:" not in plain.stdout
+    assert re.search(r"^    .*score \d+\.\d\d", plain.stdout, re.M)  # the operator's tool shows BM25's score
     shown = paperclub("search", "graph", "biconnectivity", "-k", "1", "--sources", cwd=tmp_path, env=db)
     assert re.search(rf"^    source: posters: {re.escape(path.name)}:\d+ \(poster-session\)$", shown.stdout, re.M)
 

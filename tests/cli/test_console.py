@@ -66,17 +66,24 @@ def test_a_reply_linking_to_a_post_says_where_its_discussion_is():
     assert text.endswith("(discussion: the thread of message console-7)")
 
 
-def test_a_card_shows_title_match_beside_its_score_its_sources_and_member_notes_read():
+def test_a_members_card_says_title_match_without_score_or_sources_and_the_operators_shows_them():
+    """Issue 46: the console (chat) and `paperclub search` share this renderer; a BM25 score
+    and where a paper came from are operator detail."""
     shown = PaperCard(
         paper_id=750, title="Graph Coarsening with Neural Networks", venue="ICLR 2021 · iclr2021 · Poster",
         score=6.321, title_match=True, discussion=[r"@u1, 2026-01-05: 8$\times$ faster"],
         sources=["iclr2021: iclr2021-openreview.md:285 (openreview)"],
     )
     assert render_card(shown).splitlines()[1:] == [
+        "    ICLR 2021 · iclr2021 · Poster   title match",
+        "    - @u1, 2026-01-05: 8× faster",
+    ]
+    assert render_card(shown, operator=True).splitlines()[1:] == [
         "    ICLR 2021 · iclr2021 · Poster   score 6.32 · title match",
         "    - @u1, 2026-01-05: 8× faster",
         "    source: iclr2021: iclr2021-openreview.md:285 (openreview)",
     ]
+    assert render_text(Reply(cards=[shown])) == render_card(shown)  # what a console member reads
 
 
 def test_show_in_chat_names_no_source_file_and_search_says_title_match_in_text_and_json(seeded):
@@ -95,8 +102,9 @@ def test_the_demo_shows_a_latex_title_as_unicode_and_a_venue_and_year_line(tmp_p
     assert result.returncode == 0, result.stderr
     assert re.search(r"^\[\d+\] Temporally-Extended ε -Greedy Exploration$", result.stdout, re.MULTILINE)
     assert "Mini-batch k-means terminates within O(d/ε) iterations" in result.stdout
-    # Not its title, so no title match (issue 28): the card is first on its score alone.
-    assert re.search(r"^    ICLR 2021 · Poster   score [\d.]+$", result.stdout, re.MULTILINE)
+    # Not its title, so no title match (issue 28); and no score on a card shown in chat (issue 46).
+    assert re.search(r"^    ICLR 2021 · Poster$", result.stdout, re.MULTILINE)
+    assert not re.search(r"score \d", result.stdout)
     assert "$\\" not in result.stdout
     # The reading list's paper, found by its arXiv id, with its venue and year and a link
     # made from that id.

@@ -72,3 +72,39 @@ def test_the_commands_found_bare_now_say_what_they_do(capsys, argv, says):
     text = _help_of(*argv, capsys=capsys)
     description = text.split("\n\n")[1]  # after the usage, before the arguments
     assert says in description or says in text.split("positional arguments:")[-1]
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """A --help's sections: title -> the names its lines start with."""
+    found: dict[str, list[str]] = {}
+    for block in text.split("\n\n")[2:]:
+        title, *lines = block.splitlines()
+        found[title.rstrip(":")] = [line.split()[0] for line in lines if line.startswith("  ") and line[2] != " "]
+    return found
+
+
+def test_the_top_level_help_groups_the_operators_commands_apart_from_the_benchmarks(capsys):
+    """Issue 46: `paperclub --help` no longer mixes the benchmarks into the operator's commands."""
+    from adapters.cli.main import COMMAND_GROUPS, OTHERS
+
+    sections = _sections(_help_of(capsys=capsys))
+    assert list(sections) == [title for title, _names in COMMAND_GROUPS] + ["options"]
+    assert OTHERS not in sections  # every subcommand is placed in a group
+    listed = [name for title, names in sections.items() if title != "options" for name in names]
+    subcommands = [name for path, _parser, _help in commands(build_parser()) if len(path) == 1
+                   for name in path]
+    assert sorted(listed) == sorted(subcommands)  # each once
+    assert sections["run the bot"][:2] == ["serve", "tick"] and "config" in sections["run the bot"]
+    assert {"backup", "restore", "db"} == set(sections["the database"])
+    assert set(sections["benchmarks and developer tools"]) == {n for n in subcommands if "bench" in n or n == "eval"}
+
+
+def test_a_subcommand_in_no_group_is_listed_under_other_commands():
+    from adapters.cli.main import OTHERS, GroupedHelp
+
+    parser = GroupedHelp(prog="paperclub", description="d")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("serve", help="serve it")
+    sub.add_parser("newcomer", help="not placed yet")
+    sections = _sections(parser.format_help())
+    assert sections == {"run the bot": ["serve"], OTHERS: ["newcomer"], "options": ["-h,"]}

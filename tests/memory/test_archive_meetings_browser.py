@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 
@@ -17,18 +16,22 @@ from adapters.runtime import Process
 from adapters.wsgi import HealthServer, pages_endpoint
 from bot.memory.pages import build_pages
 from bot.services.routes import ARCHIVE_PREFIX, CALENDAR_PREFIX
+from tests.conftest import require_programs
 from tests.memory.scene import XSS_TITLE, build_scene
 from tests.memory.test_archive import archive_token
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-pytestmark = pytest.mark.skipif(not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-                                reason="Debian's chromium and chromium-driver are not installed")
 UTC = timezone.utc
 START = datetime(2026, 9, 10, 9, tzinfo=UTC)  # a Thursday: the group's history starts here
 NOW = datetime(2026, 10, 5, 16, tzinfo=UTC)  # a Monday, the day before a meeting
 CALL = "https://meet.example/abc"
 ZEBRAFISH = "Zebrafish Retina Regeneration as Sparse Coding"
+
+
+@pytest.fixture(autouse=True)
+def _chromium_installed():
+    require_programs(CHROMIUM, CHROMEDRIVER)  # a skip, or under PAPERCLUB_REQUIRE_BROWSER=1 (CI) a failure
 
 
 def queue(boss, paper_id: int) -> None:

@@ -16,14 +16,18 @@ from matplotlib import image
 
 from adapters.runtime import Process
 from adapters.wsgi import HealthServer
+from tests.conftest import require_programs
 from tests.memory.scene import READING_NOTE, XSS_TITLE, build_scene
 from tests.memory.test_archive import archive_token
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason="Debian's chromium is not installed (apt-get install chromium)")
 NOW = datetime(2026, 10, 1, 9, tzinfo=timezone.utc)
 HEADER_BLUE = (0x2F, 0x5D, 0x8A)  # the header's rule and headings: only there if the stylesheet ran
+
+
+@pytest.fixture(autouse=True)
+def _chromium_installed():
+    require_programs(CHROMIUM)  # a skip, or under PAPERCLUB_REQUIRE_BROWSER=1 (CI) a failure
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from adapters.bench.fake_zotero import FakeZotero
 from adapters.console import ConsoleSession
 from bot.app import Services, build_services
 from bot.services.models import Addition, Post, QueueItem
 from store.models import Paper
 from tests.clock import Clock
-from tests.zotero.fake_zotero import FakeZotero
 
 UTC = timezone.utc
 NOW = datetime(2026, 11, 26, 9, tzinfo=UTC)

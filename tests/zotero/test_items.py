@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from adapters.bench.fake_zotero import FIELDS
 from bot.zotero.items import creator, item_ids, item_type, paper_item, record_of
-from tests.zotero.fake_zotero import FIELDS
 
 
 @pytest.mark.parametrize("ids, venue, track, kind", [

@@ -14,7 +14,10 @@ characters of abstract each), `total_results` (a Total-Results header that lies)
 page again at every `start`).
 
 Item fields are checked against the item types' fields, as the real API refuses a
-field its type does not have (400 in `failed`)."""
+field its type does not have (400 in `failed`).
+
+`sample_zotero()` is the one `paperclub sandbox` starts: a key that may write to a group,
+whose collection "Reading group" holds a few items plainly marked as samples."""
 
 from __future__ import annotations
 
@@ -23,9 +26,11 @@ import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from adapters.bench.fake_http import QuietHandler
 
 COMMON = {"key", "version", "itemType", "title", "creators", "tags", "collections", "relations", "abstractNote",
           "date", "url", "accessDate", "language", "shortTitle", "rights", "extra", "archive", "archiveLocation",
@@ -41,6 +46,26 @@ FIELDS = {
 }
 ALPHABET = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
 KEY = re.compile(r"[23456789ABCDEFGHIJKLMNPQRSTUVWXYZ]{8}")
+
+# The sandbox's library (sample_zotero): what `zotero link SAMPLE_GROUP Reading group` finds.
+SAMPLE_KEY = "SandboxKeyForTheFakeZoteroOnly"  # the operator's key (PAPERCLUB_ZOTERO_API_KEY) there
+SAMPLE_GROUP = 1000001
+SAMPLE_GROUP_NAME = "Sandbox Lab"
+SAMPLE_COLLECTION = ("SNDBX234", "Reading group")  # key, name
+SAMPLE_ITEMS: tuple[dict[str, Any], ...] = (
+    {"itemType": "journalArticle", "title": "Sandbox: A Sample Article the Group Filed Before",
+     "creators": [{"creatorType": "author", "firstName": "Ada", "lastName": "Lovelace"}],
+     "abstractNote": "A sample item of the sandbox's fake Zotero library.", "date": "2024",
+     "publicationTitle": "Journal of Sample Studies", "DOI": "10.5555/sandbox.1"},
+    {"itemType": "conferencePaper", "title": "Sandbox: A Sample Conference Paper",
+     "creators": [{"creatorType": "author", "firstName": "Alan", "lastName": "Turing"}],
+     "abstractNote": "A sample item of the sandbox's fake Zotero library.", "date": "2025",
+     "proceedingsTitle": "Proceedings of the Sample Conference", "DOI": "10.5555/sandbox.2"},
+    {"itemType": "preprint", "title": "Sandbox: A Sample Preprint",
+     "creators": [{"creatorType": "author", "firstName": "Grace", "lastName": "Hopper"}],
+     "abstractNote": "A sample item of the sandbox's fake Zotero library.", "date": "2025",
+     "repository": "arXiv", "archiveID": "arXiv:2501.99999", "url": "https://arxiv.org/abs/2501.99999"},
+)
 
 
 @dataclass
@@ -139,20 +164,28 @@ class FakeZotero:
                 "meta": {"numChildren": 0}, "data": data}
 
 
+def sample_zotero() -> FakeZotero:
+    """The sandbox's fake (not started): SAMPLE_KEY may write to group SAMPLE_GROUP, whose
+    collection "Reading group" holds SAMPLE_ITEMS."""
+    fake = FakeZotero()
+    fake.add_key(SAMPLE_KEY, {SAMPLE_GROUP: True})
+    key, name = SAMPLE_COLLECTION
+    fake.add_group(SAMPLE_GROUP, SAMPLE_GROUP_NAME, {key: name})
+    for data in SAMPLE_ITEMS:
+        fake.add_item(SAMPLE_GROUP, {**data, "collections": [key]})
+    return fake
+
+
 def _handler(fake: FakeZotero):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(QuietHandler):
 
-        def log_message(self, *_args) -> None:  # quiet
-            pass
-
-        def do_GET(self) -> None:
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
             self._serve("GET")
 
-        def do_POST(self) -> None:
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
             self._serve("POST")
 
-        def do_PATCH(self) -> None:
+        def do_PATCH(self) -> None:  # noqa: N802 - http.server's name
             self._serve("PATCH")
 
         def _serve(self, method: str) -> None:
@@ -162,37 +195,33 @@ def _handler(fake: FakeZotero):
                 fake.requests.append((method, self.path, {k.lower(): v for k, v in self.headers.items()}))
                 if fake.planned:
                     status, headers = fake.planned.pop(0)
-                    return self._send(status, f"planned {status}", headers)
+                    return self._answer(status, f"planned {status}", headers)
                 if fake.junk_next is not None:
                     junk, fake.junk_next = fake.junk_next, None
-                    return self._send(200, junk, {})
+                    return self._answer(200, junk, {})
                 try:
                     answer = _route(fake, method, self.path, self.headers, body)
                 except _Refusal as refusal:
-                    return self._send(refusal.status, refusal.text, refusal.headers)
+                    return self._answer(refusal.status, refusal.text, refusal.headers)
             if answer is None:  # the write was done and its answer lost
                 self.close_connection = True
                 self.connection.shutdown(2)
                 return
             status, data, headers = answer
-            self._send(status, data, headers)
+            self._answer(status, data, headers)
 
-        def _send(self, status: int, data: Any, headers: dict[str, str]) -> None:
+        def _answer(self, status: int, data: Any, headers: dict[str, str]) -> None:
+            """`data` as JSON (text as text/plain, bytes as they are), with a Backoff header
+            when one is set for the next answer."""
             if isinstance(data, bytes):
                 raw = data
             else:
                 raw = b"" if data is None else (data.encode() if isinstance(data, str) else json.dumps(data).encode())
-            self.send_response(status)
-            kind = "text/plain" if isinstance(data, str) else "application/json"
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(raw)))
+            extra = list(headers.items())
             if fake.backoff is not None:
-                self.send_header("Backoff", str(fake.backoff))
+                extra.insert(0, ("Backoff", str(fake.backoff)))
                 fake.backoff = None
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(raw)
+            self._send(status, "text/plain" if isinstance(data, str) else "application/json", raw, extra)
 
     return Handler
 
