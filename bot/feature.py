@@ -200,6 +200,13 @@ class Feature:
         has made already: the minute's tick is waiting, so never a provider's call."""
         return []
 
+    def notes_summary(self) -> Callable[[Incoming, int], Reply] | None:
+        """What answers `notes ID summary` (the paper's id): the channel's notes and tally
+        on it condensed into a note by a language model (briefs), when this feature can
+        make one. The notes' own feature asks; its answer comes later (the model takes
+        seconds)."""
+        return None
+
 
 # One of the scheduler's steps: (now, stopping) -> what it did, as counts.
 Step = Callable[[datetime, Callable[[], bool]], dict[str, int]]
