@@ -19,10 +19,12 @@ from datetime import datetime, timedelta
 
 from bot.briefs.languages import DEFAULT, Languages, language_code
 from bot.briefs.made import Briefs, Key, text_hash
+from bot.briefs.prep import MeetingPrep
 from bot.briefs.prompt import BriefText, messages, parsed
 from bot.briefs.provider import Completion, Failure, Model
 from bot.briefs.relevance import why_here
 from bot.briefs.settings import BriefSettings
+from bot.briefs.summaries import NotesSummaries
 from bot.briefs.untrusted import made_safe
 from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
@@ -32,6 +34,8 @@ from bot.grammar import Command, Param, UsageError, require_manager, with_argume
 from bot.messages import Incoming, Reply, Section
 from bot.search.tokens import Tokenizer
 from bot.services.fetching import FetchPool
+from bot.services.meetings import Meetings
+from bot.services.votes import Votes
 from store.models import Paper
 
 log = logging.getLogger(__name__)
@@ -47,7 +51,8 @@ class BriefsFeature(Feature):
     settings_model = BriefSettings
 
     def __init__(self, settings: BriefSettings, library: Library, channels: Channels, tokenizer: Tokenizer,
-                 clock: Callable[[], datetime], model: Model | None = None, pool: FetchPool | None = None):
+                 clock: Callable[[], datetime], model: Model | None = None, pool: FetchPool | None = None,
+                 meetings: Meetings | None = None, votes: Votes | None = None):
         self.config = settings
         self.library = library
         self.channels = channels
@@ -58,11 +63,19 @@ class BriefsFeature(Feature):
         # A claim older than the longest line another asker may wait was abandoned.
         self.briefs = Briefs(library.db, timedelta(seconds=2 * settings.llm_timeout))
         self.languages = Languages(library.db)
+        meetings = meetings or Meetings(library.db)
+        # Meeting prep (bot/briefs/prep.py) and `notes ID summary` (bot/briefs/summaries.py).
+        self.prep = MeetingPrep(meetings, library, self.languages, self.briefs, self.model.name, self._made,
+                                settings.llm_timeout) if self.model is not None else None
+        self.summaries = NotesSummaries(self.model, meetings, votes or Votes(library.db), library, channels,
+                                        self.briefs, self.languages.of, self.pool, clock, settings.llm_daily_calls,
+                                        settings.llm_timeout) if self.model is not None else None
 
     @classmethod
     def build(cls, kit: Kit) -> BriefsFeature:
         settings = kit.settings(BriefSettings)
-        return cls(settings, kit.library, kit.channels, kit.search.tokenizer, kit.clock, kit.provided(Model))
+        return cls(settings, kit.library, kit.channels, kit.search.tokenizer, kit.clock, kit.provided(Model),
+                   meetings=kit.meetings, votes=kit.votes)
 
     def commands(self) -> list[Command]:
         if self.model is None:
@@ -84,6 +97,17 @@ class BriefsFeature(Feature):
 
     def stop(self) -> None:
         self.pool.stop()
+
+    def provider_step(self, now: datetime, stopping: Callable[[], bool]) -> dict[str, int]:
+        """Briefs made ahead, on a scheduler job of its own: for the meetings to come."""
+        return self.prep.step(now, stopping) if self.prep is not None else {}
+
+    def lines_about(self, channel: ChannelSettings, paper_id: int, occasion: str) -> list[str]:
+        """The day-before reminder's brief for the presenter, if made already."""
+        return self.prep.lines(channel, paper_id) if self.prep is not None and occasion == "reminder" else []
+
+    def notes_summary(self) -> Callable[[Incoming, int], Reply] | None:
+        return self.summaries.answer if self.summaries is not None else None
 
     # --- the commands ---------------------------------------------------------------------
 
