@@ -206,6 +206,13 @@ class Feature:
         its `lines_about` ahead (a TL;DR), on its provider step. Reads only; a guess."""
         return []
 
+    def notes_summary(self) -> Callable[[Incoming, int], Reply] | None:
+        """What answers `notes ID summary` (the paper's id): the channel's notes and tally
+        on it condensed into a note by a language model (briefs), when this feature can
+        make one. The notes' own feature asks; its answer comes later (the model takes
+        seconds)."""
+        return None
+
 
 # One of the scheduler's steps: (now, stopping) -> what it did, as counts.
 Step = Callable[[datetime, Callable[[], bool]], dict[str, int]]

@@ -111,6 +111,9 @@ class Command:
     # the adapter makes itself: a platform with a short acknowledgement (Slack's 3 s)
     # acknowledges at once and answers after.
     answered_later: bool = False
+    # Lines of a command answered later though the command mostly answers at once
+    # (`notes 12 summary` waits on a language model; `notes 12 TEXT` does not).
+    later_when: Callable[[str], bool] = never
 
     def __post_init__(self) -> None:
         """A template naming an unknown param, or a param it leaves out, is a mistake in
@@ -214,7 +217,7 @@ def route_line(commands: Mapping[str, Command], text: str) -> Route:
     if len(line) > LINE_CHARS:
         return Route(word, args, command, private=True, later=False, needs_rights=False, chars=len(line))
     return Route(word, args, command, private=command is None or command.private,
-                 later=command is not None and command.answered_later,
+                 later=command is not None and (command.answered_later or command.later_when(args)),
                  needs_rights=command is not None and command.manager_rights(args), chars=len(line))
 
 

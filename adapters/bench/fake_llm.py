@@ -7,7 +7,9 @@ It answers deterministically from the request: the brief it writes names the lan
 asked for (the user message's `Language: xx` line), the paper's title, and the first 12
 hex digits of the SHA-256 of the abstract it was sent, so a test can check what was
 grounded in what. Like a weak model, it obeys an abstract that tells it to ignore its
-instructions: it copies that abstract into its answer (a prompt-injection test).
+instructions: it copies that abstract into its answer (a prompt-injection test). Asked to
+sum up members' notes (`<member_notes>` in the request), it answers a SUMMARY: line the
+same way (`summary_for`).
 
 Faults, taken one per request in order (`fail("500", "429:600")`): "500", "503", "401",
 "429:N" (429 with Retry-After: N), "slow" (no answer until `release` is set, or
@@ -32,7 +34,8 @@ from typing import Any
 from adapters.bench.fake_http import QuietHandler
 
 MODEL = "fake-model"
-_TAG = {name: re.compile(rf"<{name}>\s*(.*?)\s*</{name}>", re.DOTALL) for name in ("paper_title", "paper_abstract")}
+_TAG = {name: re.compile(rf"<{name}>\s*(.*?)\s*</{name}>", re.DOTALL)
+        for name in ("paper_title", "paper_abstract", "vote_tally", "member_notes")}
 _LANGUAGE = re.compile(r"^Language:\s*(\S+)", re.MULTILINE)
 _ERRORS = {401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
            429: ("rate_limit_error", "rate_limit_exceeded", "Rate limit reached; try again later."),
@@ -50,6 +53,8 @@ def brief_for(request: dict[str, Any]) -> str:
     language = (_LANGUAGE.search(user) or _none).group(1)
     title = (_TAG["paper_title"].search(user) or _none).group(1)
     abstract = (_TAG["paper_abstract"].search(user) or _none).group(1)
+    if "<member_notes>" in user:
+        return summary_for(user, language, title)
     if "ignore your instructions" in abstract.lower():
         return f"TLDR: {abstract}\nCONTRIBUTION: {abstract}\nQ1: {abstract}\nQ2: {abstract}\nQ3: {abstract}"
     return (f"TLDR: [{language}] “{title}”: a paper whose abstract has digest {digest(abstract)}. "
@@ -58,6 +63,18 @@ def brief_for(request: dict[str, Any]) -> str:
             f"Q1: [{language}] What does “{title}” assume?\n"
             "Q2: Which result would you test first?\n"
             "Q3: What would change your mind?")
+
+
+def summary_for(user: str, language: str, title: str) -> str:
+    """The fake's summary of a paper's notes (`notes N summary`): it names the language,
+    the title, the tally, how many notes and the digest of them it was sent; like a weak
+    model, it obeys notes that tell it to ignore its instructions by copying them."""
+    tally = (_TAG["vote_tally"].search(user) or _none).group(1)
+    notes = (_TAG["member_notes"].search(user) or _none).group(1)
+    if "ignore your instructions" in notes.lower():
+        return f"SUMMARY: {notes}"
+    return (f"SUMMARY: [{language}] The group discussed “{title}” ({tally}) in {len(notes.splitlines())} notes "
+            f"with digest {digest(notes)}. It liked the ablation.")
 
 
 class _None:

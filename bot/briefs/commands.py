@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -24,10 +25,12 @@ from bot.briefs.ahead import Ahead
 from bot.briefs.languages import DEFAULT, Languages, OnPosts, language_code
 from bot.briefs.made import Briefs, Key, text_hash
 from bot.briefs.making import Maker, Spent
+from bot.briefs.prep import MeetingPrep
 from bot.briefs.prompt import BriefText
 from bot.briefs.provider import Failure, Model
 from bot.briefs.relevance import why_here
 from bot.briefs.settings import BriefSettings
+from bot.briefs.summaries import NotesSummaries
 from bot.cards.latex import readable
 from bot.channels.channels import Channels, ChannelSettings
 from bot.corpus.library import Library
@@ -36,6 +39,8 @@ from bot.grammar import Command, Param, UsageError, require_manager, with_argume
 from bot.messages import Incoming, Reply, Section
 from bot.search.tokens import Tokenizer
 from bot.services.fetching import FetchPool
+from bot.services.meetings import Meetings
+from bot.services.votes import Votes
 from store.models import Paper
 
 log = logging.getLogger(__name__)
@@ -55,7 +60,7 @@ class BriefsFeature(Feature):
 
     def __init__(self, settings: BriefSettings, library: Library, channels: Channels, tokenizer: Tokenizer,
                  clock: Callable[[], datetime], model: Model | None = None, pool: FetchPool | None = None,
-                 features: Features | None = None):
+                 features: Features | None = None, meetings: Meetings | None = None, votes: Votes | None = None):
         self.config = settings
         self.library = library
         self.channels = channels
@@ -73,12 +78,19 @@ class BriefsFeature(Feature):
             self.maker = Maker(self.briefs, self.model, clock)
             self.ahead = Ahead(self.on_posts, library, features or Features(), self.briefs, self.maker,
                                self.model.name, settings.llm_daily_calls, settings.llm_timeout)
+        meetings = meetings or Meetings(library.db)
+        # Meeting prep (bot/briefs/prep.py) and `notes ID summary` (bot/briefs/summaries.py).
+        self.prep = MeetingPrep(meetings, library, self.languages, self.briefs, self.model.name, self._made,
+                                settings.llm_timeout) if self.model is not None else None
+        self.summaries = NotesSummaries(self.model, meetings, votes or Votes(library.db), library, channels,
+                                        self.briefs, self.languages.of, self.pool, clock, settings.llm_daily_calls,
+                                        settings.llm_timeout) if self.model is not None else None
 
     @classmethod
     def build(cls, kit: Kit) -> BriefsFeature:
         settings = kit.settings(BriefSettings)
         return cls(settings, kit.library, kit.channels, kit.search.tokenizer, kit.clock, kit.provided(Model),
-                   features=kit.features)
+                   features=kit.features, meetings=kit.meetings, votes=kit.votes)
 
     def commands(self) -> list[Command]:
         if self.model is None:
@@ -110,13 +122,19 @@ class BriefsFeature(Feature):
             self.ahead.stop()
 
     def provider_step(self, now: datetime, stopping: Callable[[], bool]) -> dict[str, int]:
-        """The TL;DRs of the coming posts and digests of channels with `briefs on`
-        (bot/briefs/ahead.py), on a job of their own beside the minute's tick."""
-        return self.ahead.run(now, stopping) if self.ahead is not None else {}
+        """Briefs made ahead, on a job of their own beside the minute's tick: the TL;DRs of
+        the coming posts and digests of channels with `briefs on` (bot/briefs/ahead.py),
+        then the briefs of the meetings to come (bot/briefs/prep.py)."""
+        counts = Counter(self.ahead.run(now, stopping) if self.ahead is not None else {})
+        counts.update(self.prep.step(now, stopping) if self.prep is not None else {})
+        return dict(counts)
 
     def lines_about(self, channel: ChannelSettings, paper_id: int, occasion: str) -> list[str]:
         """A post's TL;DR (a digest's: its first sentence), where the channel has `briefs
-        on` and its brief in the channel's language was made already; never a call."""
+        on`, and a reminder's brief for the presenter, when made already in the channel's
+        language; never a call."""
+        if occasion == "reminder":  # the presenter's brief: needs no `briefs on`
+            return self.prep.lines(channel, paper_id) if self.prep is not None else []
         if self.model is None or occasion not in ("post", "digest") or not self.on_posts.on(channel.id):
             return []
         paper = self.library.get_many([paper_id]).get(paper_id)
@@ -127,6 +145,9 @@ class BriefsFeature(Feature):
         if made is None or not made.tldr:
             return []
         return [TLDR + (made.tldr if occasion == "post" else _first_sentence(made.tldr))]
+
+    def notes_summary(self) -> Callable[[Incoming, int], Reply] | None:
+        return self.summaries.answer if self.summaries is not None else None
 
     # --- the commands ---------------------------------------------------------------------
 

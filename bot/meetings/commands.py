@@ -23,7 +23,7 @@ from bot.channels.schedule import (
 )
 from bot.channels.times import TIME_HOW, clock_time, hours_and_minutes, hours_only, joined_halves
 from bot.corpus.library import Library
-from bot.feature import DigestSection, Feature, Kit
+from bot.feature import DigestSection, Feature, Features, Kit
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Deliver, Incoming, PaperCard, Reply, counted
 from bot.ops.settings import DEFAULT_GRACE
@@ -53,7 +53,7 @@ class MeetingsFeature(Feature):
 
     def __init__(self, channels: Channels, meetings: Meetings, library: Library, clock: Callable[[], datetime],
                  calendar_link: Callable[[Incoming, list[str]], Reply] | None = None,
-                 grace: timedelta = DEFAULT_GRACE):
+                 grace: timedelta = DEFAULT_GRACE, features: Features | None = None):
         self.channels = channels
         self.grace = grace  # how late a reminder may still go out (PAPERCLUB_CATCHUP)
         self.meetings = meetings
@@ -61,11 +61,14 @@ class MeetingsFeature(Feature):
         self.clock = clock
         # `session calendar [reset]`: the feed's secret link (the links service), for managers.
         self.calendar_link = calendar_link
+        # Every feature: the day-before reminder carries their lines about its paper (a
+        # brief for the presenter), and one of them may condense a paper's notes.
+        self.features = features if features is not None else Features()
 
     @classmethod
     def build(cls, kit: Kit) -> MeetingsFeature:
         return cls(kit.channels, kit.meetings, kit.library, kit.clock, calendar_link=kit.links.calendar,
-                   grace=kit.grace)
+                   grace=kit.grace, features=kit.features)
 
     def tick(self, now: datetime, deliver: Deliver, platforms: tuple[str, ...],
              stopping: Callable[[], bool]) -> dict[str, int]:
@@ -128,11 +131,7 @@ class MeetingsFeature(Feature):
             Command("swap", "swap @member", "Hand your next presentation over to another member.", "swap @ben",
                     self.swap, always,  # the presenter may hand over; anyone else must manage
                     params=(Param("member", "who presents instead", kind="member", required=True),)),
-            Command("notes", "notes ID TEXT", "Add a note to a paper in this channel (`show ID` lists them).",
-                    "notes 42 the ablation in section 4 is the key result", self.notes,
-                    brief="Add a note to a paper in this channel (show lists them).",
-                    params=(Param("paper", "the paper's ID", required=True),
-                            Param("text", "the note", required=True, low=1, high=NOTE_CHARS))),
+            self._notes_command(),
             Command("sessions", "sessions [N]", "Past meetings: paper, presenter, notes (default 5).", "sessions 10",
                     self.sessions, brief="Past meetings: paper, presenter, notes.",
                     params=(Param("count", f"how many (default {SESSIONS_DEFAULT})", kind="number", low=1,
@@ -228,6 +227,27 @@ class MeetingsFeature(Feature):
             text += f" Paper: “{title}” [{meeting.paper_id}], presented by @{meeting.presenter or 'nobody yet'}."
         return text + _call(plan)
 
+    def _notes_command(self) -> Command:
+        if self._summary() is None:
+            return Command("notes", "notes ID TEXT", "Add a note to a paper in this channel (`show ID` lists them).",
+                           "notes 42 the ablation in section 4 is the key result", self.notes,
+                           brief="Add a note to a paper in this channel (show lists them).",
+                           params=(Param("paper", "the paper's ID", required=True),
+                                   Param("text", "the note", required=True, low=1, high=NOTE_CHARS)))
+        return Command("notes", "notes ID TEXT · notes ID summary",
+                       "Add a note to a paper in this channel (`show ID` lists them), or have a language model "
+                       "sum up its notes and votes here in a note.",
+                       "notes 42 the ablation in section 4 is the key result", self.notes,
+                       brief="Add a note to a paper here (show lists them), or `summary` to sum up its notes.",
+                       later_when=_asks_summary,
+                       params=(Param("paper", "the paper's ID", required=True),
+                               Param("text", "the note, or `summary`: a language model sums up the notes and "
+                                     "votes", required=True, low=1, high=NOTE_CHARS)))
+
+    def _summary(self) -> Callable[[Incoming, int], Reply] | None:
+        """What condenses a paper's notes (`notes ID summary`), if a feature can."""
+        return self.features.first(lambda feature: feature.notes_summary())
+
     # --- presenters ----------------------------------------------------------------------
 
     def presenters(self, incoming: Incoming, args: str) -> Reply:
@@ -317,6 +337,12 @@ class MeetingsFeature(Feature):
         paper = self.library.find(ref)
         if paper is None:
             raise UsageError(f"No paper with ID `{ref}`.")
+        if _asks_summary(args):
+            summary = self._summary()
+            if summary is None:
+                raise UsageError("`notes ID summary` needs a language model, and this paperclub has none "
+                                 "configured (see Briefs in the manual); `notes ID TEXT` adds a note of your own.")
+            return summary(incoming, paper.id)
         channel = self.channels.get(incoming.channel)
         self.meetings.add_note(channel.id, paper.id, incoming.user.user_id, text, self.clock())
         return Reply(text=f"Noted on “{readable(paper.title)}” [{paper.id}].")
@@ -358,7 +384,8 @@ class MeetingsFeature(Feature):
         for reminder in self.meetings.due_reminders(plans, now, grace):
             channel = channels[reminder.channel_id].ref
             try:
-                deliver(channel, self.reminder_reply(reminder, plans[reminder.channel_id]))
+                deliver(channel, self.reminder_reply(reminder, plans[reminder.channel_id],
+                                                     channels[reminder.channel_id]))
             except Exception:  # released for a later tick; other channels go on
                 log.exception("sending the %s reminder to %s failed", reminder.kind, channel.key())
                 self.meetings.release(reminder)
@@ -366,7 +393,7 @@ class MeetingsFeature(Feature):
             sent += 1
         return sent
 
-    def reminder_reply(self, reminder: Reminder, plan: Plan) -> Reply:
+    def reminder_reply(self, reminder: Reminder, plan: Plan, channel: ChannelSettings) -> Reply:
         when = f"{reminder.starts_at.astimezone(ZoneInfo(plan.zone)):%A %d %B %H:%M} {plan.zone}, {plan.details()}"
         lead = "Tomorrow" if reminder.kind == "day_before" else "In one hour"
         if reminder.paper_id is None:
@@ -376,6 +403,9 @@ class MeetingsFeature(Feature):
         presenter = f"@{reminder.presenter}" if reminder.presenter else "nobody yet (`volunteer`!)"
         text = f"{lead}: reading group ({when}): “{title}” [{reminder.paper_id}], presented by {presenter}."
         text += _call(plan)
+        if reminder.kind == "day_before":  # what other features made ahead for it (a brief for the presenter)
+            text += "".join(f"\n{line}" for line in self.features.lines_about(channel, reminder.paper_id,
+                                                                               "reminder"))
         discussion = self.meetings.discussion_ref(reminder.channel_id, reminder.paper_id)
         return Reply(text=text, link_to=discussion)
 
@@ -565,6 +595,12 @@ def _where(words: list[str], base: Plan) -> tuple[str | None, str | None]:
 def _call(plan: Plan) -> str:
     """The call link, last in a reply (so no full stop runs into it), as text."""
     return f" Call link: {plan.link}" if plan.link else ""
+
+
+def _asks_summary(args: str) -> bool:
+    """`notes ID summary`: the line asks for the notes summed up, not for a note."""
+    words = args.split()
+    return len(words) == 2 and words[1].lower() == "summary"
 
 
 def _coming(presenter: Presenter, day: date | None) -> str:

@@ -301,16 +301,7 @@ class Meetings:
     def _assign(self, session: Session, meeting: Meeting, now: datetime) -> None:
         """The head of the reading queue (not already given to another meeting), and the
         presenter the rota names."""
-        taken = select(Meeting.paper_id).where(
-            Meeting.channel_id == meeting.channel_id, Meeting.id != meeting.id, Meeting.paper_id.is_not(None)
-        )
-        meeting.paper_id = session.scalar(
-            select(QueueItem.paper_id)
-            .where(QueueItem.channel_id == meeting.channel_id, QueueItem.state == "queued",
-                   QueueItem.paper_id.not_in(taken))
-            .order_by(QueueItem.added_at, QueueItem.id)
-            .limit(1)
-        )
+        meeting.paper_id = _head_of_queue(session, meeting.channel_id, meeting.id)
         # A volunteer may be down to present already (`volunteer` assigns at once).
         if meeting.paper_id is not None and meeting.presenter is None:
             meeting.presenter = self._next_presenter(session, meeting)
@@ -334,6 +325,28 @@ class Meetings:
         chosen = min(candidates, key=lambda p: (history.get(p.user_id, (0, never))[1],
                                                  history.get(p.user_id, (0, never))[0]))
         return chosen.user_id
+
+    def coming_papers(self, now: datetime, within: timedelta) -> list[tuple[int, int]]:
+        """(channel, paper) of each enabled meeting starting in (now, now + within] whose
+        day-before reminder has not gone out yet: the paper given to it already, else the
+        one that reminder will give it (the head of the reading queue, as things stand).
+        For work done ahead of the reminder (a language model's brief for the presenter);
+        the queue may still change meanwhile."""
+        found = []
+        for channel_id, plan in self.plans().items():
+            upcoming = self.next_meeting(channel_id, plan, now)
+            if upcoming is None or upcoming[1] - now > within:
+                continue
+            with self.db.session() as session:
+                meeting = session.scalar(select(Meeting).where(Meeting.channel_id == channel_id,
+                                                               Meeting.local_date == upcoming[0]))
+                if meeting is not None and meeting.day_before_sent_at is not None:
+                    continue  # its reminder went out: nothing to prepare for it any more
+                paper_id = (meeting.paper_id if meeting is not None and meeting.paper_id is not None else
+                            _head_of_queue(session, channel_id, meeting.id if meeting is not None else None))
+            if paper_id is not None:
+                found.append((channel_id, paper_id))
+        return found
 
     def held_between(self, channel_id: int, since: datetime, until: datetime) -> list[Meeting]:
         """The meetings that started in [since, until) with a paper, oldest first."""
@@ -396,6 +409,20 @@ class Meetings:
 def _plan_of(row: MeetingPlan) -> Plan:
     return Plan(row.weekday, time.fromisoformat(row.local_time), row.timezone, row.enabled,
                 row.length_minutes or DEFAULT_LENGTH, row.place, row.link)
+
+
+def _head_of_queue(session: Session, channel_id: int, meeting_id: int | None) -> int | None:
+    """The first paper of the channel's reading queue that no other meeting than
+    `meeting_id` was given."""
+    taken = select(Meeting.paper_id).where(Meeting.channel_id == channel_id, Meeting.paper_id.is_not(None))
+    if meeting_id is not None:
+        taken = taken.where(Meeting.id != meeting_id)
+    return session.scalar(
+        select(QueueItem.paper_id)
+        .where(QueueItem.channel_id == channel_id, QueueItem.state == "queued", QueueItem.paper_id.not_in(taken))
+        .order_by(QueueItem.added_at, QueueItem.id)
+        .limit(1)
+    )
 
 
 def _presented(session: Session, channel_id: int, condition: ColumnElement[bool]) -> dict[str, tuple[int, datetime]]:
