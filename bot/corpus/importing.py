@@ -57,7 +57,7 @@ from bot.corpus.records import (
 from bot.corpus.revisions import CHUNK, bump_revision, current_revision, mark_changed
 from store import Database
 from store.database import table_of
-from store.models import Paper, PaperExternalId, PaperSource, utcnow
+from store.models import FILLED_PREFIX, Paper, PaperExternalId, PaperSource, utcnow
 
 # PostgreSQL takes 65,535 parameters: its lookups go in fewer, larger chunks (where it
 # scans a table for each, 500 values at a time cost ten times as much).
@@ -407,6 +407,36 @@ def _import_records(
     if len(existing.flushed) >= ANALYZE_AFTER and db.engine.dialect.name == "postgresql":
         _analyze(db)
     return summary
+
+
+def fill_sources(db: Database, filled: Sequence[tuple[int, RestoredSource]], path: str = "filled") -> list[int]:
+    """Put each source on the paper of that id, as what a provider filled in (its
+    collection starts with store.models.FILLED_PREFIX: the merge reads it last), in one
+    transaction: all or none. Not matched by ids or title like an import's records: the
+    caller says which paper each is. A paper gone meanwhile is passed over. The ids of the
+    papers that changed (each source replaces what it said before)."""
+    for _paper_id, restored in filled:
+        if not restored.collection.startswith(FILLED_PREFIX):
+            raise ValueError(f"{restored.collection!r} is not a filled-in collection ({FILLED_PREFIX}...)")
+        _normalise_and_check(restored.record, path)
+    changed: list[int] = []
+    with db.session() as session:
+        existing = _Existing()
+        for paper_id, restored in filled:
+            paper = session.get(Paper, paper_id)
+            if paper is None:
+                continue
+            before = _snapshot(paper)
+            _put_source(paper, restored, title_key(restored.record.title))
+            _show_merged(paper)
+            _hold_ids(session, existing, paper, paper_id)
+            if _snapshot(paper) != before:
+                paper.updated_at = utcnow()
+                changed.append(paper_id)
+            session.flush()  # an id one paper lets go of is gone before the next takes it
+        if changed:
+            mark_changed(session, changed, bump_revision(session))
+    return changed
 
 
 def _analyze(db: Database) -> None:
