@@ -455,6 +455,9 @@ def default_collection(path: Path) -> str:
 
 
 def _check_names(collection: str, source: str, path: str) -> None:
+    if collection.startswith(FILLED_PREFIX):  # what a provider fills in is put by fill_sources alone
+        raise CorpusFormatError(path, 1, f"the collection name {collection!r} is kept for what providers fill in "
+                                         f"(names starting {FILLED_PREFIX!r}): pass another --collection")
     fix = "pass a shorter --collection"
     check_name("the collection name", collection, COLLECTION_MAX, path, fix)
     check_name("the file name", source, SOURCE_MAX, path, "rename the file")

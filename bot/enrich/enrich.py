@@ -182,7 +182,8 @@ class Enricher:
             if every is not None:
                 free.append(or_(EnrichTurn.last_run_at.is_(None), EnrichTurn.last_run_at <= now - every))
             taken = session.execute(update(EnrichTurn).where(*free).values(last_run_at=now, wait_until=None)
-                                    .returning(EnrichTurn.provider)).scalar()
+                                    .returning(EnrichTurn.provider)
+                                    .execution_options(synchronize_session=False)).scalar()
             return "" if taken else "not its turn yet"
 
     def _claim(self, due: list[tuple[Wanted, str | None]], now: datetime) -> list[tuple[Wanted, str | None]]:
