@@ -309,7 +309,8 @@ class Enricher:
 def filled_record(paper: Wanted, work: Found) -> PaperRecord | None:
     """What OpenAlex says of the paper, as a source's record under the paper's own title
     (the merge reads it after the paper's own sources); None when it cannot be stored."""
-    ids = {"openalex": work.id, **({"doi": work.doi} if work.doi else {})}
+    ids = {"openalex": work.id}
+    ids.update({scheme: value for scheme, value in (("doi", work.doi), ("arxiv", work.arxiv)) if value})
     venue = work.venue[: LIMITS["venue"]] if work.venue else None
     record = PaperRecord(title=paper.title, title_derived=paper.title_derived, authors=list(work.authors),
                          url=work.pdf or work.link, external_ids=ids, venue=venue, year=work.year)

@@ -59,6 +59,7 @@ class Found:
     authors: tuple[str, ...]
     year: int | None
     doi: str | None  # 10.1000/x, lower case
+    arxiv: str | None  # 2401.00996: its arXiv DOI (10.48550/arXiv.ID) or an arXiv landing page says it
     link: str | None  # the landing page, else the DOI's URL
     pdf: str | None
     venue: str | None  # the conference or journal, "arXiv" for an arXiv preprint, else None
@@ -150,10 +151,21 @@ def read_work(row: object) -> Found:
     best = _location(row, "best_oa_location")
     places = [p for p in (primary, *(_location({"l": x}, "l") for x in _listed(row, "locations", LOCATIONS_MAX)))
               if p is not None]
+    arxiv = parsed[1] if parsed and parsed[0] == "arxiv" else _arxiv(places)
     link = (_url(primary, "landing_page_url") if primary else None) or (f"https://doi.org/{doi}" if doi else None)
     pdf = (_url(best, "pdf_url") if best else None) or (_url(primary, "pdf_url") if primary else None)
-    return Found(found.group(1).upper(), title, title_key(title), _authors(row), year, doi, link, pdf,
+    return Found(found.group(1).upper(), title, title_key(title), _authors(row), year, doi, arxiv, link, pdf,
                  _venue(places), cited)
+
+
+def _arxiv(places: list[dict[str, Any]]) -> str | None:
+    """The arXiv id an arXiv landing page among the work's places names."""
+    for place in places:
+        url = _url(place, "landing_page_url")
+        parsed = identifiers.parse(url) if url and "arxiv.org/" in url.lower() else None
+        if parsed and parsed[0] == "arxiv":
+            return parsed[1]
+    return None
 
 
 def _listed(row: dict[str, Any], name: str, most: int) -> list[Any]:
