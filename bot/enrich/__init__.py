@@ -1,5 +1,4 @@
-"""Enrichment: papers without a link, a DOI, a year or a venue looked up by title and
-authors at OpenAlex in the background, and what it knows filled in where nobody said it."""
+"""Enrichment: links, DOIs, years and venues filled in from OpenAlex where nobody gave them."""
 
 from __future__ import annotations
 
