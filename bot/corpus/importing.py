@@ -422,18 +422,23 @@ def fill_sources(db: Database, filled: Sequence[tuple[int, RestoredSource]], pat
     changed: list[int] = []
     with db.session() as session:
         existing = _Existing()
+        ids = sorted({paper_id for paper_id, _ in filled})
+        papers = {p.id: p for p in session.scalars(select(Paper).where(Paper.id.in_(ids)))} if ids else {}
+        existing.owners(session, [pair for paper in papers.values() for s in paper.sources
+                                  for pair in s.fields["external_ids"].items()]
+                        + [pair for _, restored in filled for pair in restored.record.external_ids.items()])
         for paper_id, restored in filled:
-            paper = session.get(Paper, paper_id)
+            paper = papers.get(paper_id)
             if paper is None:
                 continue
             before = _snapshot(paper)
             _put_source(paper, restored, title_key(restored.record.title))
             _show_merged(paper)
-            _hold_ids(session, existing, paper, paper_id)
+            if _hold_ids(session, existing, paper, paper_id):
+                session.flush()  # an id one paper lets go of is gone before the next takes it
             if _snapshot(paper) != before:
                 paper.updated_at = utcnow()
                 changed.append(paper_id)
-            session.flush()  # an id one paper lets go of is gone before the next takes it
         if changed:
             mark_changed(session, changed, bump_revision(session))
     return changed

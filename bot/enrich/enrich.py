@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, exists, or_, select, update
+from sqlalchemy import and_, bindparam, exists, or_, select, update
 
 from bot.corpus.fetch import Fetcher, FetchError, FetchPolicy, HostLimiter, OutOfTime
 from bot.corpus.library import Library
@@ -37,7 +37,7 @@ from bot.enrich.openalex import Answer, AnswerError, Found, TitleSearch
 from bot.messages import counted
 from bot.search.engine import SearchBackend
 from store import Database
-from store.database import as_utc, upsert_insert
+from store.database import as_utc, table_of, upsert_insert
 from store.models import FILLED_PREFIX, Paper, PaperExternalId
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ FAILED_AGAIN = timedelta(days=1)
 WAIT_MOST = timedelta(days=1)
 RUN_SECONDS = 60.0  # a background run in all, waits included
 MESSAGE_MAX = 2_000
+CLAIM_CHUNK = 500  # papers claimed in one statement
 # One request at OpenAlex a second from this process at most (its polite pool allows ten);
 # a junk or cut answer is not retried at once.
 LIMITER = HostLimiter(interval=1.0)
@@ -191,18 +192,17 @@ class Enricher:
         if not due:
             return []
         won: set[int] = set()
+        table = EnrichAttempt.__table__
         with self.db.session() as session:
-            for paper, _last in due:
-                insert = upsert_insert(session, EnrichAttempt).values(
-                    paper_id=paper.paper_id, provider=PROVIDER, outcome="asking", tried_at=now,
-                    retry_at=now + LEASE)
+            for start in range(0, len(due), CLAIM_CHUNK):
+                rows = [{"paper_id": paper.paper_id, "provider": PROVIDER, "outcome": "asking", "tried_at": now,
+                         "retry_at": now + LEASE} for paper, _last in due[start : start + CLAIM_CHUNK]]
+                insert = upsert_insert(session, EnrichAttempt).values(rows)
                 statement = insert.on_conflict_do_update(
-                    index_elements=["paper_id", "provider"],
-                    set_={"retry_at": now + LEASE},
-                    where=EnrichAttempt.__table__.c.retry_at <= now,
+                    index_elements=["paper_id", "provider"], set_={"retry_at": now + LEASE},
+                    where=table.c.retry_at <= now,
                 ).returning(EnrichAttempt.paper_id)
-                if session.execute(statement).scalar() is not None:
-                    won.add(paper.paper_id)
+                won.update(session.execute(statement).scalars())
         return [(paper, last) for paper, last in due if paper.paper_id in won]
 
     def _let_go(self, papers: list[Wanted]) -> int:
@@ -254,12 +254,17 @@ class Enricher:
     def _record(self, now: datetime, rows: list[tuple[Wanted, str, Found | None]]) -> None:
         again = {"matched": MATCHED_AGAIN, "unmatched": UNMATCHED_AGAIN, "failed": FAILED_AGAIN,
                  "crowded": timedelta(0)}
-        with self.db.session() as session:
-            for paper, state, work in rows:
-                session.execute(update(EnrichAttempt).where(
-                    EnrichAttempt.paper_id == paper.paper_id, EnrichAttempt.provider == PROVIDER).values(
-                    outcome=state, tried_at=now, retry_at=now + again[state], work_id=work.id if work else None,
-                    cited_by=work.cited_by if work else None))
+        table = table_of(EnrichAttempt)
+        values = [{"pid": paper.paper_id, "outcome": state, "tried_at": now, "retry_at": now + again[state],
+                   "work_id": work.id if work else None, "cited_by": work.cited_by if work else None}
+                  for paper, state, work in rows]
+        if not values:
+            return
+        statement = update(table).where(table.c.paper_id == bindparam("pid"), table.c.provider == PROVIDER).values(
+            outcome=bindparam("outcome"), tried_at=bindparam("tried_at"), retry_at=bindparam("retry_at"),
+            work_id=bindparam("work_id"), cited_by=bindparam("cited_by"))
+        with self.db.connection() as connection:
+            connection.execute(statement, values)
 
     @staticmethod
     def _outcomes(answer: Answer, papers: list[Wanted], outcome: Outcome) -> list[tuple[Wanted, str, Found | None]]:
