@@ -100,9 +100,10 @@ def in_merge_order(sources: Iterable[Row]) -> list[Row]:
     return sorted(sources, key=lambda s: source_order(s.collection, s.source, s.line))
 
 
-def _of_several(ordered: list[dict[str, Any]], own: int) -> dict[str, Any]:
+def _of_several(ordered: list[dict[str, Any]], own: int | None = None) -> dict[str, Any]:
     """`ordered`: the sources in merge order, the first `own` given by a person or a file
-    (the rest filled in by a provider)."""
+    (the rest filled in by a provider; None: none is)."""
+    own = len(ordered) if own is None else own
     titled = min(ordered[:own], key=lambda f: f["title_derived"])  # min keeps the first of equals
     values = {
         "title": titled["title"],
