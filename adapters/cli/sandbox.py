@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from adapters.bench.fake_arxiv import ArxivPaper, FakeArxiv
-from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork
+from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork, demo_works
 
 TICK = "tick"
 CHANNEL = "sandbox"
@@ -63,7 +63,7 @@ def running_fakes(now: datetime) -> Iterator[Fakes]:
              for n, (_category, title, abstract) in enumerate(SAMPLES[:2])]
     with ExitStack() as stack:
         arxiv = stack.enter_context(FakeArxiv(papers))
-        openalex = stack.enter_context(FakeOpenAlex(works, [AUTHOR]))
+        openalex = stack.enter_context(FakeOpenAlex([*works, *demo_works()], [AUTHOR]))  # `paperclub enrich` too
         yield Fakes(arxiv, openalex)
 
 
