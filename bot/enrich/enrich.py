@@ -87,8 +87,8 @@ class Outcome:
     def line(self) -> str:
         asked = self.matched + self.unmatched + self.failed
         text = (f"asked OpenAlex about {counted(asked, 'paper')} in {counted(self.requests, 'request')}: "
-                f"{self.matched} matched ({self.filled} filled in), {self.unmatched} not found"
-                + (f", {self.failed} failed" if self.failed else "")
+                f"{self.matched:,} matched ({self.filled:,} filled in), {self.unmatched:,} not found"
+                + (f", {self.failed:,} failed" if self.failed else "")
                 + (f"; {counted(self.skipped, 'work')} skipped" if self.skipped else ""))
         return text + (f"; {self.waiting}" if self.waiting else "")
 

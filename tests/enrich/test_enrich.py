@@ -262,3 +262,23 @@ def _eventually(check, seconds: float = 30.0) -> bool:
             return True
         time.sleep(0.02)
     return check()
+
+
+def test_paperclub_enrich_runs_at_once_and_says_what_it_did(services, database_url, fake, clock, monkeypatch,
+                                                            capsys):
+    from adapters.cli.main import main
+
+    fake.works.append(work(1, ATTENTION, VASWANI))
+    _papers(services, record(ATTENTION, VASWANI), record("Nobody Knows This One", ["Ann Smith"]))
+    monkeypatch.setenv("PAPERCLUB_OPENALEX_API_URL", fake.base)
+    monkeypatch.delenv("PAPERCLUB_ENRICH", raising=False)  # off: the command runs whatever the switch says
+    assert main(["--database-url", database_url, "enrich", "--limit", "5"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "paperclub enrich: asked OpenAlex about 2 papers in 1 request: 1 matched (1 filled in), 1 not found",
+        "papers asked so far: 1 matched, 1 unmatched"]
+    assert main(["--database-url", database_url, "enrich"]) == 0
+    assert capsys.readouterr().out.startswith("paperclub enrich: asked OpenAlex about 0 papers in 0 requests")
+    with pytest.raises(SystemExit) as refused:
+        main(["--database-url", database_url, "enrich", "--limit", "0"])
+    assert refused.value.code == 2
+    assert "'0': give a whole number of papers from 1 to 100,000" in capsys.readouterr().err
