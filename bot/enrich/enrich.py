@@ -138,12 +138,17 @@ class Enricher:
                 outcome.let_go += self._let_go([p for later in requests[place:] for k in later for p in by_key[k]])
                 outcome.waiting = self._defer(now, late)
                 break
-            except (FetchError, AnswerError) as problem:
+            except AnswerError as problem:  # its papers wait a day; the next request may be fine
                 log.warning("enrich: OpenAlex answered a request for %s badly, asked again in a day: %s",
                             counted(len(papers), "paper"), problem)
                 self._record(now, [(p, "failed", None) for p in papers])
                 outcome.failed += len(papers)
                 continue
+            except FetchError as problem:  # OpenAlex unreachable or failing: the rest waits for the next run
+                log.warning("enrich: OpenAlex could not be asked (the next run tries again): %s", problem)
+                outcome.let_go += self._let_go([p for later in requests[place:] for k in later for p in by_key[k]])
+                outcome.waiting = "OpenAlex could not be asked; the next run tries again"
+                break
             self._take(self._outcomes(answer, papers, outcome), now, outcome)
         if outcome.filled and self.search is not None:
             self.search.current()  # this process's index; the others catch up on their next look
@@ -243,12 +248,15 @@ class Enricher:
             if record is not None:
                 filled.append((paper.paper_id, RestoredSource(COLLECTION, SOURCE, 1, FORMAT, record)))
             rows.append((paper, state, work))
-            if state == "crowded":
-                outcome.crowded += 1
-            else:
-                setattr(outcome, state, getattr(outcome, state) + 1)
         if filled:
-            outcome.filled += len(self.library.fill(filled))
+            try:
+                outcome.filled += len(self.library.fill(filled))
+            except CorpusFormatError as problem:  # nothing of the request was written: its papers wait a day
+                log.warning("enrich: what OpenAlex said of %s cannot be stored, asked again in a day: %s",
+                            counted(len(filled), "paper"), problem)
+                rows = [(paper, "failed" if state == "matched" else state, None) for paper, state, _work in rows]
+        for _paper, state, _work in rows:
+            setattr(outcome, state, getattr(outcome, state) + 1)
         self._record(now, rows)
 
     def _record(self, now: datetime, rows: list[tuple[Wanted, str, Found | None]]) -> None:

@@ -282,3 +282,17 @@ def test_paperclub_enrich_runs_at_once_and_says_what_it_did(services, database_u
         main(["--database-url", database_url, "enrich", "--limit", "0"])
     assert refused.value.code == 2
     assert "'0': give a whole number of papers from 1 to 100,000" in capsys.readouterr().err
+
+
+def test_an_unreachable_openalex_stops_the_run_and_costs_no_paper_its_turn(make_services, fake, clock):
+    fetcher = quick_fetcher(attempts=2)
+    services = make_services(fetcher)
+    titles = [f"Paper number {n}" for n in range(30)]
+    fake.works += [work(n, t, ["Ann Smith"]) for n, t in enumerate(titles)]
+    _papers(services, *(record(t, ["Ann Smith"]) for t in titles))
+    fake.fail("503", "503")  # both tries of the first request
+    outcome = _run(services, clock)
+    assert (outcome.requests, outcome.failed, outcome.let_go, outcome.matched) == (1, 0, 30, 0)
+    assert outcome.waiting == "OpenAlex could not be asked; the next run tries again"
+    assert fetcher.slept == [3.0]  # the fetcher's back-off between its two tries, not slept in tests
+    assert _run(services, clock).matched == 30  # every paper asked at the next run
