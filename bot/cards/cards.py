@@ -7,7 +7,6 @@ from collections.abc import Iterable
 
 from bot.cards.latex import readable, spoken
 from bot.cards.links import id_link, web_link
-from bot.corpus.merge import in_merge_order
 from bot.messages import PaperCard
 from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
@@ -51,8 +50,7 @@ def source_lines(paper: Paper) -> list[str]:
     """Where the paper came from, "march: sample.bib:5 (bibtex)", and what a provider filled
     in, "filled:openalex: openalex.org:1 (openalex): link, year from OpenAlex": operator
     detail, for `paperclub search --sources`, never in chat."""
-    return [f"{s.collection}: {s.source}:{s.line} ({s.format})" + _filled_note(paper, s)
-            for s in in_merge_order(paper.sources)]
+    return [f"{s.collection}: {s.source}:{s.line} ({s.format})" + _filled_note(paper, s) for s in paper.sources]
 
 
 # The fields a filled-in source may give, as the operator reads them.

@@ -70,7 +70,7 @@ def test_a_paper_is_filled_in_with_link_doi_year_venue_and_citations(services, f
     assert card.venue == "Neural Information Processing Systems 2017 · cited by 70"
     assert "filled" not in repr(card) and "openalex" not in repr(card).lower()
     # Operator detail says where each value came from.
-    assert source_lines(filled)[-1] == ("filled:openalex: openalex.org:1 (openalex): "
+    assert _filled_line(filled) == ("filled:openalex: openalex.org:1 (openalex): "
                                         "link, DOI, year, venue from OpenAlex")
 
 
@@ -83,7 +83,7 @@ def test_what_a_person_or_a_source_gave_is_never_overwritten(services, fake, clo
     assert (filled.url, filled.venue, filled.authors, filled.abstract) == (
         "https://example.org/mine.pdf", "NeurIPS", VASWANI[:1], "Ours.")
     assert filled.year == 2017 and filled.ids()["doi"] == "10.5555/test.8"  # only what nobody said
-    assert source_lines(filled)[-1].endswith(": DOI, year from OpenAlex")
+    assert _filled_line(filled).endswith(": DOI, year from OpenAlex")
     # A source imported later, whatever its collection's name, still comes first.
     services.library.import_records([record(ATTENTION, VASWANI, year=2018, venue="Later Venue")],
                                     collection="zzz-last", source="z.txt", fmt="plain")
@@ -296,3 +296,7 @@ def test_an_unreachable_openalex_stops_the_run_and_costs_no_paper_its_turn(make_
     assert outcome.waiting == "OpenAlex could not be asked; the next run tries again"
     assert fetcher.slept == [3.0]  # the fetcher's back-off between its two tries, not slept in tests
     assert _run(services, clock).matched == 30  # every paper asked at the next run
+
+
+def _filled_line(paper) -> str:
+    return next(line for line in source_lines(paper) if line.startswith("filled:"))
