@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 # The features, by their folder under bot/, in the order `help` lists their commands and
 # `settings` their lines.
 FEATURES = ("lookup", "daily", "votes", "adding", "meetings", "memory", "follows", "digest", "reactions", "zotero",
-            "briefs")
+            "briefs", "enrich")
 
 # How the search is made for a library (bot.search.engine.SearchBackend).
 SearchFactory = Callable[["Library"], "SearchBackend"]

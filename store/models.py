@@ -31,6 +31,18 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+# A source a provider filled in (bot/enrich, "filled:openalex"), not one a person or a file
+# gave: the merge reads it after every other source whatever its name, so it fills only
+# what none of them says and never overwrites it (bot.corpus.merge).
+FILLED_PREFIX = "filled:"
+
+
+def source_order(collection: str, source: str, line: int) -> tuple[bool, str, str, int]:
+    """Where a source stands in the merge rule's order: (collection, source, line), the
+    sources a provider filled in last."""
+    return collection.startswith(FILLED_PREFIX), collection, source, line
+
+
 def new_identity() -> str:
     """A random id for one database's corpus (CorpusState.identity)."""
     return uuid4().hex
@@ -92,10 +104,10 @@ class Paper(Base):
     def ids(self) -> dict[str, str]:
         """One identifier per scheme, schemes sorted. The paper holds every id its sources
         gave (so any of them finds it); where they disagree (two DOIs), the one shown is
-        the first source's in (collection, source, line) order, like every merged field."""
+        the first source's in the merge order (store.models.source_order), like every merged field."""
         held = {(x.scheme, x.value) for x in self.external_ids}
         shown: dict[str, str] = {}
-        for source in sorted(self.sources, key=lambda s: (s.collection, s.source, s.line)):
+        for source in sorted(self.sources, key=lambda s: source_order(s.collection, s.source, s.line)):
             for scheme, value in (source.fields or {}).get("external_ids", {}).items():
                 if (scheme, value) in held:
                     shown.setdefault(scheme, value)

@@ -1,19 +1,30 @@
 """A fake OpenAlex API on 127.0.0.1, in its JSON: /works with the filters the follows
-send (authorships.author.id, cites, doi, from_publication_date; values joined by |),
+and the enrichment send (authorships.author.id, cites, doi, from_publication_date; values
+joined by |; title.search with quoted phrases joined by OR),
 cursor paging (cursor=*, then meta.next_cursor, null at the end; per-page), select;
 /authors?search=NAME and /authors/A...; ids as https://openalex.org/... URLs, DOIs as
 https://doi.org/... URLs, abstracts as inverted indexes. `mailtos` lists the mailto
 parameters received. A work's or an author's `changes` replace fields of its JSON, for
-the junk a bad day brings (a string where an object belongs, a NUL in a title)."""
+the junk a bad day brings (a string where an object belongs, a NUL in a title).
+
+`demo_works()` are the works of the bundled demo corpus (bot/demo_corpus, bot/demo_extras)
+as OpenAlex would know them: landing pages, PDFs, DOIs, years, venues, citation counts,
+with decoys beside them (the same title by other people) and titles written in another
+case and punctuation, so that what matches them is really tested. `paperclub sandbox`
+serves them."""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
 from typing import Any
 
 from adapters.bench.fake_http import Answer, FakeServer
+from bot.corpus.records import title_key
 
 OPENALEX = "https://openalex.org/"
 
@@ -43,11 +54,24 @@ class FakeWork:
     arxiv: str | None = None  # an arXiv location: 2611.01234
     cites: list[str] = field(default_factory=list)  # W ids
     changes: dict[str, Any] = field(default_factory=dict)  # fields answered as given (a bad day's junk)
+    # Where it is published (its primary location, before an arXiv one): a venue with its
+    # source type ("conference", "journal"), a landing page and a PDF.
+    venue: str | None = None
+    venue_type: str = "conference"
+    landing: str | None = None
+    pdf: str | None = None
+    cited_by: int = 0
 
     def json(self) -> dict:
         locations = [{"is_oa": True, "landing_page_url": f"https://arxiv.org/abs/{self.arxiv}",
                       "pdf_url": f"https://arxiv.org/pdf/{self.arxiv}",
-                      "source": {"display_name": "arXiv (Cornell University)"}}] if self.arxiv else []
+                      "source": {"display_name": "arXiv (Cornell University)", "type": "repository"}}
+                     ] if self.arxiv else []
+        if self.venue or self.landing:
+            source = {"display_name": self.venue, "type": self.venue_type} if self.venue else None
+            locations.insert(0, {"is_oa": bool(self.pdf), "landing_page_url": self.landing, "pdf_url": self.pdf,
+                                 "source": source})
+        best = next((place for place in locations if place["pdf_url"]), None)
         return {
             "id": OPENALEX + self.id,
             "doi": f"https://doi.org/{self.doi}" if self.doi else None,
@@ -61,10 +85,11 @@ class FakeWork:
                              "author": {"id": OPENALEX + a.id, "display_name": a.name, "orcid": None},
                              "institutions": [], "raw_author_name": a.name} for i, a in enumerate(self.authors)],
             "primary_location": locations[0] if locations else {"landing_page_url": None, "source": None},
+            "best_oa_location": best,
             "locations": locations,
             "abstract_inverted_index": inverted(self.abstract) if self.abstract else None,
             "referenced_works": [OPENALEX + w for w in self.cites],
-            "cited_by_count": 0,
+            "cited_by_count": self.cited_by,
             **self.changes,
         }
 
@@ -174,9 +199,85 @@ def _matches(work: FakeWork, filters: str) -> bool:
         elif key == "from_publication_date":
             if work.published < value:
                 return False
+        elif key in ("title.search", "display_name.search"):
+            if not _title_holds(work.title, value):
+                return False
         else:
             raise ValueError(f"the fake does not know the filter {key!r}")
     return True
+
+
+def _title_holds(title: str, query: str) -> bool:
+    """OpenAlex's title.search, as far as the enrichment asks it: "a phrase" OR "another",
+    each phrase's words one after another in the title (case and punctuation aside)."""
+    words = f" {_key(title)} "
+    return any(f" {phrase} " in words for phrase in _phrases(query))
+
+
+_key = lru_cache(maxsize=100_000)(title_key)  # a fake of a thousand works asked fifty times
+
+
+@lru_cache(maxsize=1_000)
+def _phrases(query: str) -> tuple[str, ...]:
+    return tuple(filter(None, map(_key, re.findall(r'"([^"]*)"', query) or [query])))
+
+
+# --- the demo corpus as OpenAlex knows it ---------------------------------------------------
+
+ICLR = "International Conference on Learning Representations"
+DECOY_EVERY = 5  # every fifth paper with authors has a decoy: its title, by other people
+RESPELT_EVERY = 7  # every seventh work's title is written in another case and punctuation
+
+
+def demo_works() -> list[FakeWork]:
+    """Every paper of the bundled demo corpus as OpenAlex would know it, and its decoys."""
+    from adapters.cli.commands import DEMO_COLLECTIONS, DEMO_EXTRAS, demo_listing
+    from bot.corpus.readers import read_path
+
+    bundled = resources.files("bot")
+    files = [(bundled / "demo_corpus", name, collection) for name, collection in DEMO_COLLECTIONS.items()]
+    files += [(bundled / "demo_extras", name, collection) for name, collection in DEMO_EXTRAS.items()]
+    works: list[FakeWork] = []
+    seen: set[str] = set()
+    for folder, name, collection in files:
+        with resources.as_file(folder / name) as path:
+            _fmt, records = read_path(path)
+        listing = demo_listing(name)
+        if listing:
+            listing.fill(records)
+        for record in records:
+            key = title_key(record.title)
+            if record.title_derived or not key or key in seen:
+                continue
+            seen.add(key)
+            works += _demo_work(len(seen), record, collection)
+    return works
+
+
+def _demo_work(n: int, record, collection: str) -> list[FakeWork]:
+    """The work of the demo's n-th paper, and a decoy when it is one of every DECOY_EVERY."""
+    authors = [FakeAuthor(f"A9{n:05d}{i:02d}", name) for i, name in enumerate(record.authors)]
+    title = record.title
+    if n % RESPELT_EVERY == 0:  # "How Do Vision Transformers Work?" -> "HOW DO VISION TRANSFORMERS WORK"
+        title = re.sub(r"[?:!.]", " ", title).upper()
+    year = record.year or 2024
+    if collection == "trending":  # arXiv preprints: a repository, no conference
+        arxiv = f"{year % 100:02d}{(n % 12) + 1:02d}.{n:05d}"
+        work = FakeWork(f"W41{n:08d}", title, published=f"{year}-03-01", authors=authors,
+                        doi=f"10.48550/arxiv.{arxiv}", arxiv=arxiv, cited_by=(n * 37) % 400)
+        return [work]
+    venue = record.venue if collection == "reading-list" and record.venue else ICLR
+    forum = f"demo{n:05d}"
+    work = FakeWork(f"W41{n:08d}", title, published=f"{year}-05-04", authors=authors, doi=f"10.5555/paperclub.{n}",
+                    venue=venue, landing=f"https://openreview.net/forum?id={forum}",
+                    pdf=f"https://openreview.net/pdf?id={forum}", cited_by=(n * 37) % 900)
+    if not record.authors or n % DECOY_EVERY:
+        return [work]
+    others = [FakeAuthor(f"A8{n:05d}{i:02d}", f"{first} Decoy{n}") for i, first in enumerate(("Alex", "Sam"))]
+    decoy = FakeWork(f"W42{n:08d}", record.title, published=f"{year}-01-10", authors=others,
+                     doi=f"10.5555/decoy.{n}", venue="Journal of Decoys", venue_type="journal",
+                     landing=f"https://example.org/decoy/{n}", cited_by=100_000)
+    return [work, decoy]
 
 
 def _json(body) -> Answer:

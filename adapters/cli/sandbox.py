@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TextIO
 
 from adapters.bench.fake_arxiv import ArxivPaper, FakeArxiv
-from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork
+from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork, demo_works
 from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from adapters.bench.fake_zotero import (
     SAMPLE_COLLECTION,
@@ -83,7 +83,7 @@ def running_fakes(now: datetime) -> Iterator[Fakes]:
              for n, (_category, title, abstract) in enumerate(SAMPLES[:2])]
     with ExitStack() as stack:
         arxiv = stack.enter_context(FakeArxiv(papers))
-        openalex = stack.enter_context(FakeOpenAlex(works, [AUTHOR]))
+        openalex = stack.enter_context(FakeOpenAlex([*works, *demo_works()], [AUTHOR]))  # `paperclub enrich` too
         zotero = stack.enter_context(sample_zotero())
         slack = stack.enter_context(FakeSlack())
         yield Fakes(arxiv, openalex, zotero, slack)

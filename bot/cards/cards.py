@@ -10,7 +10,7 @@ from bot.cards.links import id_link, web_link
 from bot.messages import PaperCard
 from bot.search.engine import Hit
 from bot.search.tokens import Tokenizer
-from store.models import Paper
+from store.models import FILLED_PREFIX, Paper, PaperSource
 
 AUTHORS_SHOWN = 5
 SNIPPET_WORDS = 40
@@ -47,9 +47,28 @@ def paper_link(paper: Paper) -> str | None:
 
 
 def source_lines(paper: Paper) -> list[str]:
-    """Where the paper came from, "march: sample.bib:5 (bibtex)": operator detail, for
-    `paperclub search --sources`, never in chat."""
-    return [f"{s.collection}: {s.source}:{s.line} ({s.format})" for s in paper.sources]
+    """Where the paper came from, "march: sample.bib:5 (bibtex)", and what a provider filled
+    in, "filled:openalex: openalex.org:1 (openalex): link, year from OpenAlex": operator
+    detail, for `paperclub search --sources`, never in chat."""
+    return [f"{s.collection}: {s.source}:{s.line} ({s.format})" + _filled_note(paper, s) for s in paper.sources]
+
+
+# The fields a filled-in source may give, as the operator reads them.
+_FILLED_FIELDS = (("url", "link"), ("year", "year"), ("venue", "venue"), ("authors", "authors"))
+
+
+def _filled_note(paper: Paper, source: PaperSource) -> str:
+    """": link, DOI, year from OpenAlex": what this filled-in source gives that no other says."""
+    if not source.collection.startswith(FILLED_PREFIX):
+        return ""
+    own = [s.fields or {} for s in paper.sources if not s.collection.startswith(FILLED_PREFIX)]
+    said = source.fields or {}
+    given = [label for name, label in _FILLED_FIELDS if said.get(name) and not any(f.get(name) for f in own)]
+    if "doi" in said.get("external_ids", {}) and not any("doi" in f.get("external_ids", {}) for f in own):
+        given.insert(1 if given[:1] == ["link"] else 0, "DOI")
+    provider = source.collection.removeprefix(FILLED_PREFIX)
+    named = {"openalex": "OpenAlex"}.get(provider, provider)
+    return f": {', '.join(given)} from {named}" if given else f": nothing {named} knows is missing"
 
 
 def matched_words(text: str, stems: Iterable[str], tokenizer: Tokenizer) -> list[str]:

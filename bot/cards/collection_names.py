@@ -5,7 +5,7 @@ should not have to decipher: "added-slack-T0123" reads "added in chat",
 they are; only what is shown changes. An operator's own names (`iclr2021`) read as given.
 
 The shapes are the ones bot.channels.added_collection and the follows feature's
-collection_name make."""
+collection_name make, and "filled:openalex", what the enrichment filled in."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ import re
 from functools import cache
 from importlib import resources
 
+from store.models import FILLED_PREFIX
+
+_PROVIDERS = {"openalex": "OpenAlex"}
 _ADDED = re.compile(r"^added-[a-z0-9]+-.+$")
 # follow-<channel>-<kind>[-<target>][-<8 hex digits of the query's digest>]
 _FOLLOW = re.compile(r"^follow-\d+-(?P<kind>arxiv|author|citations)(?:-(?P<target>.+?))?(?P<query>-[0-9a-f]{8})?$")
@@ -30,6 +33,9 @@ def collection_label(name: str) -> str:
     """The collection as a member reads it (its own name where it is no internal one)."""
     if _ADDED.match(name):
         return "added in chat"
+    if name.startswith(FILLED_PREFIX):  # what the enrichment filled in (bot/enrich)
+        provider = name.removeprefix(FILLED_PREFIX)
+        return f"filled in from {_PROVIDERS.get(provider, provider)}"
     found = _FOLLOW.match(name)
     if found is None:
         return name

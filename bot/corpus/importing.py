@@ -57,7 +57,7 @@ from bot.corpus.records import (
 from bot.corpus.revisions import CHUNK, bump_revision, current_revision, mark_changed
 from store import Database
 from store.database import table_of
-from store.models import Paper, PaperExternalId, PaperSource, utcnow
+from store.models import FILLED_PREFIX, Paper, PaperExternalId, PaperSource, utcnow
 
 # PostgreSQL takes 65,535 parameters: its lookups go in fewer, larger chunks (where it
 # scans a table for each, 500 values at a time cost ten times as much).
@@ -409,6 +409,41 @@ def _import_records(
     return summary
 
 
+def fill_sources(db: Database, filled: Sequence[tuple[int, RestoredSource]], path: str = "filled") -> list[int]:
+    """Put each source on the paper of that id, as what a provider filled in (its
+    collection starts with store.models.FILLED_PREFIX: the merge reads it last), in one
+    transaction: all or none. Not matched by ids or title like an import's records: the
+    caller says which paper each is. A paper gone meanwhile is passed over. The ids of the
+    papers that changed (each source replaces what it said before)."""
+    for _paper_id, restored in filled:
+        if not restored.collection.startswith(FILLED_PREFIX):
+            raise ValueError(f"{restored.collection!r} is not a filled-in collection ({FILLED_PREFIX}...)")
+        _normalise_and_check(restored.record, path)
+    changed: list[int] = []
+    with db.session() as session:
+        existing = _Existing()
+        ids = sorted({paper_id for paper_id, _ in filled})
+        papers = {p.id: p for p in session.scalars(select(Paper).where(Paper.id.in_(ids)))} if ids else {}
+        existing.owners(session, [pair for paper in papers.values() for s in paper.sources
+                                  for pair in s.fields["external_ids"].items()]
+                        + [pair for _, restored in filled for pair in restored.record.external_ids.items()])
+        for paper_id, restored in filled:
+            paper = papers.get(paper_id)
+            if paper is None:
+                continue
+            before = _snapshot(paper)
+            _put_source(paper, restored, title_key(restored.record.title))
+            _show_merged(paper)
+            if _hold_ids(session, existing, paper, paper_id):
+                session.flush()  # an id one paper lets go of is gone before the next takes it
+            if _snapshot(paper) != before:
+                paper.updated_at = utcnow()
+                changed.append(paper_id)
+        if changed:
+            mark_changed(session, changed, bump_revision(session))
+    return changed
+
+
 def _analyze(db: Database) -> None:
     """Bring PostgreSQL's statistics on the corpus tables up to date, in a transaction
     of its own. Tables that were empty, or much smaller, before a large import are
@@ -425,6 +460,9 @@ def default_collection(path: Path) -> str:
 
 
 def _check_names(collection: str, source: str, path: str) -> None:
+    if collection.startswith(FILLED_PREFIX):  # what a provider fills in is put by fill_sources alone
+        raise CorpusFormatError(path, 1, f"the collection name {collection!r} is kept for what providers fill in "
+                                         f"(names starting {FILLED_PREFIX!r}): pass another --collection")
     fix = "pass a shorter --collection"
     check_name("the collection name", collection, COLLECTION_MAX, path, fix)
     check_name("the file name", source, SOURCE_MAX, path, "rename the file")

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # importing loads the readers of every format: not for a sear
     from bot.corpus.embedded import VectorRules
     from bot.corpus.importing import ImportSummary
     from bot.corpus.listing import ListingFacts
-    from bot.corpus.records import PaperRecord
+    from bot.corpus.records import PaperRecord, RestoredSource
 
 
 @dataclass(eq=False)  # a service: compared and hashed by identity, as before
@@ -97,6 +97,13 @@ class Library:
             written=written,
             vectors=self.vectors,
         )
+
+    def fill(self, filled: Sequence[tuple[int, RestoredSource]]) -> list[int]:
+        """Put what a provider filled in on the papers of those ids, all or none
+        (bot.corpus.importing.fill_sources); the ids of the papers that changed."""
+        from bot.corpus import importing
+
+        return importing.fill_sources(self.db, filled)
 
     # --- the revision (bot.corpus.revisions) ------------------------------------------
 

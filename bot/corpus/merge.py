@@ -4,10 +4,13 @@ Every source that names a paper keeps its record's fields (`source_fields`, stor
 paper_sources row). What the paper shows is recomputed from all of them by `merged`, a
 rule that depends only on the sources, never on the order they were imported in:
 
-- sources are taken in (collection, source file, line) order, "the earliest" below;
+- sources are taken in (collection, source file, line) order, "the earliest" below, with
+  the sources a provider filled in (collection "filled:...", bot/enrich) after all the
+  others: they fill what no person or file says, and never overwrite it;
 - title: the earliest source's own title; a title derived from an abstract only when no
   source has an own one;
 - abstract and authors: the longest (the most names); on a tie, the earliest source's;
+  a filled-in source's only when no other source has any;
 - url, track, presentation, award, venue, year: the earliest source's that has one;
 - tags and notes: every source's, each once, in source order;
 - external ids: every source's (one paper is found by any of them), unless another paper
@@ -23,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol, TypeVar
 
 from bot.corpus.records import PaperRecord
+from store.models import FILLED_PREFIX, source_order
 
 SourceKey = tuple[str, str, int]  # (collection, source file, line)
 
@@ -78,10 +82,14 @@ def source_fields(record: PaperRecord) -> dict[str, Any]:
 
 def merged(sources: Iterable[tuple[SourceKey, dict[str, Any]]]) -> dict[str, Any]:
     """The paper's shown fields, but its ids, from its sources' fields (the rule above)."""
-    ordered = [{**EMPTY, **fields} for _, fields in sorted(sources, key=lambda s: s[0])]
-    if not ordered:
+    placed = sorted(sources, key=lambda s: source_order(*s[0]))
+    if not placed:
         raise ValueError("a paper has at least one source")
-    return _alone(ordered[0]) if len(ordered) == 1 else _of_several(ordered)
+    ordered = [{**EMPTY, **fields} for _, fields in placed]
+    if len(ordered) == 1:
+        return _alone(ordered[0])
+    own = sum(1 for (collection, _, _), _ in placed if not collection.startswith(FILLED_PREFIX))
+    return _of_several(ordered, own or len(ordered))
 
 
 def in_merge_order(sources: Iterable[Row]) -> list[Row]:
@@ -89,23 +97,32 @@ def in_merge_order(sources: Iterable[Row]) -> list[Row]:
     rule above takes them."""
     # Sorted here, not by the database: PostgreSQL's collation and SQLite's byte order
     # disagree on case and accents, and the export must not depend on the database.
-    return sorted(sources, key=lambda s: (s.collection, s.source, s.line))
+    return sorted(sources, key=lambda s: source_order(s.collection, s.source, s.line))
 
 
-def _of_several(ordered: list[dict[str, Any]]) -> dict[str, Any]:
-    titled = min(ordered, key=lambda f: f["title_derived"])  # min keeps the first of equals
+def _of_several(ordered: list[dict[str, Any]], own: int | None = None) -> dict[str, Any]:
+    """`ordered`: the sources in merge order, the first `own` given by a person or a file
+    (the rest filled in by a provider; None: none is)."""
+    own = len(ordered) if own is None else own
+    titled = min(ordered[:own], key=lambda f: f["title_derived"])  # min keeps the first of equals
     values = {
         "title": titled["title"],
         "title_derived": titled["title_derived"],
         # max keeps the first of equals: the earliest source wins a tie
-        "abstract": max((f["abstract"] for f in ordered), key=len),
-        "authors": [*max((f["authors"] for f in ordered), key=len)],
+        "abstract": _longest([f["abstract"] for f in ordered], own),
+        "authors": [*_longest([f["authors"] for f in ordered], own)],
         "tags": _union(f["tags"] for f in ordered),
         "notes": _union(f["notes"] for f in ordered),
     }
     for name in EARLIEST_WITH_VALUE:
         values[name] = next((f[name] for f in ordered if f[name] not in (None, "")), None)
     return values
+
+
+def _longest(values: list[Any], own: int) -> Any:
+    """The longest of the own sources' values, else of the filled-in sources'."""
+    best = max(values[:own], key=len)
+    return best if best or own == len(values) else max(values[own:], key=len)
 
 
 def _alone(fields: dict[str, Any]) -> dict[str, Any]:

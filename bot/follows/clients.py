@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from bot.corpus.fetch import Fetcher, FetchPolicy
 from bot.follows.arxiv import ArxivListing
 from bot.follows.openalex import OpenAlex
-from bot.follows.settings import FollowSettings
 from bot.ops.settings import FeedSettings
 
 # A member waits for the author lookup: two tries, short timeouts, no long Retry-After.
@@ -31,7 +30,7 @@ class FollowUrls:
     def from_env(cls, env: Mapping[str, str] = os.environ) -> FollowUrls:
         """PAPERCLUB_ARXIV_API_URL, PAPERCLUB_OPENALEX_API_URL, PAPERCLUB_FEED_CONTACT."""
         feeds = FeedSettings.from_env(env)
-        return cls(feeds.arxiv_api_url, FollowSettings.from_env(env).openalex_api_url, feeds.contact)
+        return cls(feeds.arxiv_api_url, feeds.openalex_api_url, feeds.contact)
 
 
 class FollowClients:

@@ -33,7 +33,6 @@ from bot.follows.follows import (
 )
 from bot.follows.ingest import Ingest
 from bot.follows.openalex import OpenAlex
-from bot.follows.settings import FollowSettings
 from bot.grammar import Command, Param, UsageError, always, number, require_manager, with_arguments
 from bot.messages import Incoming, Reply, counted
 from bot.search.engine import Engine
@@ -62,7 +61,6 @@ class FollowsFeature(Feature):
     """What a channel follows, what that brought, and fresh picks from it."""
 
     name = "follows"
-    settings_model = FollowSettings
 
     def __init__(self, channels: Channels, follows: Follows, ingest: Ingest, lookup: OpenAlex,
                  clock: Callable[[], datetime], picker: Picker, feedback: FeedbackSource,

@@ -381,6 +381,7 @@ def public_url_from_env(env: Mapping[str, str] | None = None) -> str | None:
 DATABASE, SCHEDULER, LOGGING = "Database", "Scheduler", "Logging"
 LINKS, SERVING, INDEX = "Links (archive page, calendar feed)", "Serving (paperclub serve)", "Search index"
 FEEDS, ADDING = "Feeds", "Adding papers from chat (add, imports by link)"
+OPENALEX = "OpenAlex (follows, enrichment)"
 RELEVANCE = "Relevance (ranking by meaning as well as words)"
 
 
@@ -484,8 +485,8 @@ class CoreSettings(EnvSettings):
 class FeedSettings(EnvSettings):
     """The scheduled corpus feeds (bot.corpus.fetch.FetchPolicy reads the same variables
     where it runs; this is what start-up checks and `config check` shows), and what every
-    provider's client shares: the contact in the User-Agent and arXiv's API (`add`, the
-    follows)."""
+    provider's client shares: the contact in the User-Agent, arXiv's API (`add`, the
+    follows) and OpenAlex's (the follows, the enrichment)."""
 
     page_size: int = setting(FetchPolicy.page_size, "PAPERCLUB_FEED_PAGE_SIZE", FEEDS,
                              unset=f"{FetchPolicy.page_size} entries per arXiv API request")
@@ -493,11 +494,18 @@ class FeedSettings(EnvSettings):
                                unset=f"{FetchPolicy.max_entries} entries per refresh")
     contact: str | None = setting(None, "PAPERCLUB_FEED_CONTACT", FEEDS, unset="none in the User-Agent")
     arxiv_api_url: str = setting("https://export.arxiv.org/api/query", "PAPERCLUB_ARXIV_API_URL", ADDING)
+    # Where OpenAlex is reached: the follows' ingest and the enrichment both ask it.
+    openalex_api_url: str = setting("https://api.openalex.org", "PAPERCLUB_OPENALEX_API_URL", OPENALEX)
 
     @field_validator("arxiv_api_url", mode="before")
     @classmethod
     def _arxiv_url(cls, value: Any) -> Any:
         return http_url(value) if isinstance(value, str) else value
+
+    @field_validator("openalex_api_url", mode="before")
+    @classmethod
+    def _openalex_url(cls, value: Any) -> Any:
+        return base_url(value)
 
     @field_validator("page_size", mode="before")
     @classmethod

@@ -82,3 +82,21 @@ def test_a_single_source_follows_the_rule_of_several():
         assert _alone(case) == _of_several([case])
     assert _alone(odd)["tags"] == ["a", "b"] and _alone(odd)["url"] is None
     assert _alone(odd)["year"] == 0 and _alone(odd)["authors"] == ["x", "x"]
+
+
+def test_a_filled_in_source_comes_after_every_other_whatever_its_name():
+    """What a provider filled in ("filled:openalex", bot/enrich) fills only what no other
+    source says: never a url, venue, year, title, abstract or authors a source gave."""
+    filled = (("filled:openalex", "openalex.org", 1), fields(
+        title="A PAPER", url="https://openalex.example/a.pdf", year=2020, venue="Journal", track="Talk",
+        authors=["Ann Lee", "Bo Chen", "Cy Diaz"], abstract="A much longer abstract than any source gave.",
+    ))
+    own = (("zz-last", "z.txt", 1), fields(title="A Paper", venue="ICLR", authors=["Ann Lee"], abstract="Ours."))
+    for order in permutations([filled, own]):
+        shown = merged(order)
+        assert (shown["title"], shown["venue"], shown["authors"], shown["abstract"]) == (
+            "A Paper", "ICLR", ["Ann Lee"], "Ours.")
+        assert (shown["url"], shown["year"], shown["track"]) == ("https://openalex.example/a.pdf", 2020, "Talk")
+    bare = (("zz-last", "z.txt", 1), fields(title="A Paper"))
+    shown = merged([filled, bare])
+    assert (shown["title"], shown["authors"]) == ("A Paper", ["Ann Lee", "Bo Chen", "Cy Diaz"])  # nobody named any

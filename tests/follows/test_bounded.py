@@ -134,5 +134,5 @@ def test_the_minute_tick_of_a_serving_process_never_fetches(make_services, fake_
     assert manager(services).send("follow arxiv cs.LG").ok
     report = services.core.tick(clock.now, nothing, ["console"], providers=False)
     assert report["follows_fetched"] == 0 and fake_arxiv.requests == []
-    assert sorted(services.core.provider_steps()) == ["briefs", "follows", "zotero"]
+    assert sorted(services.core.provider_steps()) == ["briefs", "enrich", "follows", "zotero"]
     assert services.core.provider_steps()["follows"](clock.now, lambda: False)["follows_fetched"] == 1

@@ -2,7 +2,7 @@
 a one-line TL;DR from its language model (`briefs on`), made ahead by the scheduler.
 
 Revision ID: 0021_brief_posts
-Revises: 0019_briefs
+Revises: 0020_enrich
 Create Date: 2026-11-29
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0021_brief_posts"
-down_revision = "0019_briefs"
+down_revision = "0020_enrich"
 branch_labels = None
 depends_on = None
 
