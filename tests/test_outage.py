@@ -16,7 +16,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from adapters.bench.fake_slack_api import (
+from adapters.bench.slack import post_signed
+from adapters.fakes.slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     TEAM,
@@ -24,7 +25,6 @@ from adapters.bench.fake_slack_api import (
     signed_headers,
     slash_command,
 )
-from adapters.bench.slack import post_signed
 from bot.app import build_services
 from bot.messages import ChannelRef, Incoming, UserRef
 from tests.processes import ServeProcess, free_port, get_json

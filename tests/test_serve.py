@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack
+from adapters.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, TEAM, FakeSlack
 from bot.app import build_services
 from bot.corpus.feeds import Feeds
 from bot.messages import ChannelRef, Incoming, UserRef

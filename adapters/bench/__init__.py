@@ -1,1 +1,1 @@
-"""Benchmarks and fakes of the outside world that the running bot never imports: `paperclub bench`, `tick-bench`, `slack bench`, and the fakes of arXiv, OpenAlex, Zotero and Slack that the tests and `paperclub sandbox` share; left out of the wheel."""
+"""Benchmarks the running bot never imports: `paperclub bench`, `tick-bench`, `bench-ingest`, `slack bench`; left out of the wheel. The fakes of the outside world they run against live in adapters.fakes, which the wheel ships (`paperclub sandbox` runs them)."""

@@ -20,10 +20,10 @@ from importlib import resources
 from itertools import islice
 from pathlib import Path
 
-from adapters.bench.fake_arxiv import ArxivPaper, FakeArxiv
-from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork
 from adapters.bench.search.realistic import RealisticCorpus
 from adapters.console import ConsoleSession
+from adapters.fakes.arxiv import ArxivPaper, FakeArxiv
+from adapters.fakes.openalex import FakeAuthor, FakeOpenAlex, FakeWork
 from bot.app import build_services
 from bot.corpus.fetch import Fetcher, FetchPolicy, HostLimiter
 from bot.follows.arxiv import categories

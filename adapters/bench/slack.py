@@ -2,7 +2,7 @@
 running `paperclub serve slack` process, on the seed corpus, all on 127.0.0.1.
 
 It imports the seeds into a scratch SQLite file with `paperclub import`, starts the
-stand-in Slack Web API (adapters/bench/fake_slack_api.py, which the tests use too), starts the
+stand-in Slack Web API (adapters/fakes/slack_api.py, which the tests use too), starts the
 server as its own process pointed at it, and times each request from sending it to the last
 byte of the ack, with a few clients at once as Slack would send them. The request count
 is bounded; the server is stopped at the end.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from adapters.bench.fake_slack_api import (
+from adapters.fakes.slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     FakeSlack,

@@ -309,10 +309,10 @@ def _positive_seconds(value: str) -> float:
 
 
 INTERRUPTED = 128 + signal.SIGINT  # 130, as shells report a Ctrl-C
-# The benchmarks and the fakes (adapters.bench) are left out of the wheel: the bench and sandbox
-# commands are there, what they run is only in a source checkout.
+# The benchmarks (adapters.bench) are left out of the wheel: the bench commands are there, what
+# they run is only in a source checkout. The sandbox's fakes (adapters.fakes) are shipped.
 BENCH_PACKAGE = "adapters.bench"
-NO_BENCH = ("the benchmarks and the sandbox's fakes need a source checkout (an installed wheel leaves them "
+NO_BENCH = ("the benchmarks need a source checkout (an installed wheel leaves them "
             "out): in a clone of paperclub, pip install -e '.[bench]'")
 
 

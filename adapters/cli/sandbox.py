@@ -2,7 +2,7 @@
 what they bring, the Zotero sync) tried with no account and no internet.
 
 It starts paperclub's own fakes of arXiv, OpenAlex, Zotero and Slack on 127.0.0.1, the
-ones the tests use (adapters/bench): a few sample papers submitted yesterday, a Zotero
+ones the tests use (adapters/fakes, shipped in the wheel): a few sample papers submitted yesterday, a Zotero
 group whose collection holds a few sample items (its key is the operator's here, so
 `zotero link` needs no `zotero key`); opens a sandbox database (the demo corpus imported
 once); and runs a console whose extra word `tick` runs the scheduler's minute at once:
@@ -23,10 +23,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TextIO
 
-from adapters.bench.fake_arxiv import ArxivPaper, FakeArxiv
-from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork, demo_works
-from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from adapters.bench.fake_zotero import (
+from adapters.fakes.arxiv import ArxivPaper, FakeArxiv
+from adapters.fakes.openalex import FakeAuthor, FakeOpenAlex, FakeWork, demo_works
+from adapters.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from adapters.fakes.zotero import (
     SAMPLE_COLLECTION,
     SAMPLE_GROUP,
     SAMPLE_KEY,

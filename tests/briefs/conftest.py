@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.bench.fake_llm import FakeLLM
+from adapters.fakes.llm import FakeLLM
 from tests.briefs.scene import build
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from sqlalchemy import func, select
 
-from adapters.bench.fake_llm import MODEL, FakeLLM
 from adapters.console import ConsoleSession
+from adapters.fakes.llm import MODEL, FakeLLM
 from bot.app import Services, build_services
 from bot.briefs.models import Brief, BriefSpend
 from bot.services.models import Post, PostVote

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
-from adapters.bench.fake_llm import MODEL, digest
 from adapters.console import render_text
+from adapters.fakes.llm import MODEL, digest
 from bot.app import build_services
 from bot.briefs.untrusted import ZWSP
 from tests.briefs.scene import INJECTION, NAMES, PAPERS, build, llm_env

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.bench.fake_llm import MODEL
+from adapters.fakes.llm import MODEL
 
 
 def test_a_german_channels_brief_comes_in_german(scene):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from adapters.bench.fake_llm import digest
+from adapters.fakes.llm import digest
 from bot.briefs.prep import RETRY
 from bot.services.models import QueueItem
 from tests.briefs.scene import NOW, PAPERS, UTC, build

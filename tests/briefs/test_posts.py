@@ -10,8 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from adapters.bench.fake_llm import MODEL
 from adapters.console import render_text
+from adapters.fakes.llm import MODEL
 from bot.briefs.ahead import BACKOFF
 from bot.briefs.provider import Model
 from bot.briefs.settings import BriefSettings

@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from adapters.bench.fake_llm import MODEL
 from adapters.config_check import check
+from adapters.fakes.llm import MODEL
 from bot.briefs.settings import BriefSettings
 from bot.ops.settings import ConfigError
 

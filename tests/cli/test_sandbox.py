@@ -10,17 +10,17 @@ import re
 from datetime import datetime, timezone
 from io import StringIO
 
-from adapters.bench.fake_slack_api import BOT_TOKEN, signed_headers, slash_command
-from adapters.bench.fake_zotero import (
+from adapters.bench.slack import post_signed
+from adapters.cli.sandbox import _services as sandbox_services
+from adapters.cli.sandbox import run, running_fakes
+from adapters.fakes.slack_api import BOT_TOKEN, signed_headers, slash_command
+from adapters.fakes.zotero import (
     FIELDS,
     SAMPLE_COLLECTION,
     SAMPLE_GROUP,
     SAMPLE_ITEMS,
     SAMPLE_KEY,
 )
-from adapters.bench.slack import post_signed
-from adapters.cli.sandbox import _services as sandbox_services
-from adapters.cli.sandbox import run, running_fakes
 from bot.zotero.imports import import_collection
 from bot.zotero.sync import ZoteroConfig
 from tests.conftest import SEED_FILES

@@ -7,16 +7,16 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from adapters.bench.fake_arxiv import ArxivPaper, FakeArxiv
-from adapters.bench.fake_zotero import (
+from adapters.cli.main import main
+from adapters.console import ConsoleSession
+from adapters.fakes.arxiv import ArxivPaper, FakeArxiv
+from adapters.fakes.zotero import (
     SAMPLE_COLLECTION,
     SAMPLE_GROUP,
     SAMPLE_ITEMS,
     SAMPLE_KEY,
     sample_zotero,
 )
-from adapters.cli.main import main
-from adapters.console import ConsoleSession
 from bot.app import build_services
 from tests.conftest import SEED_FILES
 

@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from adapters.bench.fake_arxiv import ArxivPaper, feed
-from adapters.bench.fake_http import FakeServer
+from adapters.fakes.arxiv import ArxivPaper, feed
+from adapters.fakes.http import FakeServer
 from bot.corpus.fetch import Fetcher, FetchError, FetchPolicy, HostLimiter, OutOfTime
 
 QUERY = "/api/query?search_query=cat:cs.LG"

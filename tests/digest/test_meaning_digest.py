@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from adapters.bench.fake_arxiv import FakeArxiv
-from adapters.bench.fake_openalex import FakeOpenAlex
+from adapters.fakes.arxiv import FakeArxiv
+from adapters.fakes.openalex import FakeOpenAlex
 from bot.app import Services, build_services
 from bot.search.hybrid import HybridSearcher
 from tests.clock import Clock

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex, FakeWork
+from adapters.fakes.openalex import FakeAuthor, FakeOpenAlex, FakeWork
 from bot.app import build_services
 from bot.corpus.fetch import Fetcher, FetchPolicy, HostLimiter
 from bot.corpus.records import PaperRecord

@@ -10,9 +10,9 @@ import io
 import re
 from datetime import datetime, timezone
 
-from adapters.bench.fake_openalex import FakeOpenAlex, demo_works
 from adapters.cli.commands import import_demo
 from adapters.console import ConsoleSession, render_text
+from adapters.fakes.openalex import FakeOpenAlex, demo_works
 from bot.app import build_services
 from bot.cards.cards import paper_link
 from bot.corpus.records import title_key

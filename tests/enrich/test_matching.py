@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.bench.fake_openalex import FakeAuthor, FakeWork
+from adapters.fakes.openalex import FakeAuthor, FakeWork
 from bot.corpus.answer_fields import Junk
 from bot.corpus.fetch import Fetcher
 from bot.corpus.records import title_key

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from adapters.bench.fake_arxiv import FakeArxiv
-from adapters.bench.fake_openalex import FakeOpenAlex
 from adapters.console import ConsoleSession
+from adapters.fakes.arxiv import FakeArxiv
+from adapters.fakes.openalex import FakeOpenAlex
 from bot.app import build_services
 from bot.corpus.fetch import Fetcher, FetchPolicy, HostLimiter
 from bot.follows.clients import FollowClients, FollowUrls

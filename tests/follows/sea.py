@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from adapters.bench.fake_arxiv import ArxivPaper, FakeArxiv
 from adapters.console import ConsoleSession
+from adapters.fakes.arxiv import ArxivPaper, FakeArxiv
 from bot.app import Services
 from bot.corpus.embedded import StoredVectors
 from bot.corpus.records import PaperRecord

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adapters.bench.fake_arxiv import ArxivPaper
+from adapters.fakes.arxiv import ArxivPaper
 from bot.memory.pages import build_pages
 from bot.services.links import ChannelLinks
 from tests.follows.conftest import manager

@@ -11,8 +11,8 @@ from datetime import timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from adapters.bench.fake_arxiv import ArxivPaper
-from adapters.bench.fake_openalex import FakeAuthor, FakeWork
+from adapters.fakes.arxiv import ArxivPaper
+from adapters.fakes.openalex import FakeAuthor, FakeWork
 from bot.follows.models import Follow, FollowArrival
 from tests.follows.conftest import manager
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from adapters.bench.fake_openalex import FakeAuthor, FakeWork
+from adapters.fakes.openalex import FakeAuthor, FakeWork
 from bot.follows.ingest import RETRY
 from bot.follows.models import Follow, FollowArrival, FollowClaim
 from bot.follows.openalex import PAGES_MAX

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from adapters.bench.fake_openalex import FakeAuthor, FakeWork
+from adapters.fakes.openalex import FakeAuthor, FakeWork
 from bot.corpus.records import PaperRecord
 from bot.follows.models import Follow, FollowArrival, FreshWindow, OpenAlexWork
 from tests.follows.conftest import manager, member

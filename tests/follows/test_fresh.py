@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from adapters.bench.fake_arxiv import ArxivPaper
+from adapters.fakes.arxiv import ArxivPaper
 from bot.corpus.records import PaperRecord
 from tests.follows.conftest import manager
 

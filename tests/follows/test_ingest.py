@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, select
 
-from adapters.bench.fake_arxiv import ArxivPaper
-from adapters.bench.fake_openalex import FakeAuthor, FakeWork
+from adapters.fakes.arxiv import ArxivPaper
+from adapters.fakes.openalex import FakeAuthor, FakeWork
 from bot.follows.models import Follow, FollowArrival, FollowClaim
 from tests.follows.conftest import CONTACT, manager, quick_fetcher
 

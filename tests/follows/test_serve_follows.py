@@ -13,9 +13,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from adapters.bench.fake_arxiv import FakeArxiv
-from adapters.bench.fake_openalex import FakeAuthor, FakeOpenAlex
 from adapters.console import ConsoleSession
+from adapters.fakes.arxiv import FakeArxiv
+from adapters.fakes.openalex import FakeAuthor, FakeOpenAlex
 from bot.app import build_services
 from bot.follows.models import Follow
 from tests.processes import ServeProcess

@@ -18,10 +18,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.engine import make_url
 
-from adapters.bench.fake_arxiv import FakeArxiv
-from adapters.bench.fake_openalex import FakeOpenAlex
 from adapters.cli.main import main
 from adapters.console import ConsoleSession
+from adapters.fakes.arxiv import FakeArxiv
+from adapters.fakes.openalex import FakeOpenAlex
 from bot.app import Services, build_services
 from bot.follows.clients import FollowClients
 from bot.zotero.keys import KeyBox

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from slack_bolt import App
 
-from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from adapters.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from adapters.slack.app import build_app
 from adapters.slack.config import EVENTS_PATH, SlackSettings
 from adapters.slack.edge import SignedOnly, WholeForms

@@ -11,7 +11,7 @@ from slack_bolt import App
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
-from adapters.bench.fake_slack_api import FakeSlack, button_click, signed_headers, slash_command
+from adapters.fakes.slack_api import FakeSlack, button_click, signed_headers, slash_command
 
 BOSS = "U0BOSS"  # a workspace admin, as users.info tells it
 MEMBER = "U0MEMBER"

@@ -18,7 +18,7 @@ import random
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from adapters.bench.fake_slack_api import signed_headers
+from adapters.fakes.slack_api import signed_headers
 
 FORM = "application/x-www-form-urlencoded"
 # What a wrong value can be, in JSON.

@@ -15,7 +15,7 @@ import pytest
 from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import func, select
 
-from adapters.bench.fake_slack_api import (
+from adapters.fakes.slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     TEAM,

@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET, signed_headers, slash_command
 from adapters.bench.slack import post_signed
+from adapters.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, signed_headers, slash_command
 from adapters.slack.app import LATER_THREADS, LISTENER_THREADS, build_app
 from adapters.slack.config import SlackSettings
 from bot.adding.addresses import any_address

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from adapters.bench.fake_slack_api import BOT_TOKEN, TEAM
+from adapters.fakes.slack_api import BOT_TOKEN, TEAM
 from adapters.slack.app import BotClients, SlackDelivery
 from adapters.slack.blocks import MAX_BLOCKS, MESSAGE_CHARS, SECTION_CHARS, message, text_chars
 from bot.digest.compose import digest_reply

@@ -18,7 +18,7 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.socket_mode.request import SocketModeRequest
 from sqlalchemy import func, select
 
-from adapters.bench.fake_slack_api import (
+from adapters.fakes.slack_api import (
     TEAM,
     button_click,
     event_callback,

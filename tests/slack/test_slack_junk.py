@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapters.bench.fake_slack_api import BOT_TOKEN, SIGNING_SECRET
+from adapters.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET
 from adapters.runtime import Process
 from adapters.slack.app import SlackServer
 from adapters.slack.config import SlackSettings

@@ -1,5 +1,5 @@
 """Reactions that vote and the "Add to paperclub" message shortcut, on the real bolt App
-behind the signed edge, against the fake Slack Web API (adapters/bench/fake_slack_api.py) and
+behind the signed edge, against the fake Slack Web API (adapters/fakes/slack_api.py) and
 the fake paper providers (tests/adding/fake_providers.py). Redraws wait in a Debouncer
 whose timers only fire when the test flushes them: no sleeping, no races."""
 
@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import select
 
-from adapters.bench.fake_slack_api import (
+from adapters.debounce import Debouncer
+from adapters.fakes.slack_api import (
     BOT_TOKEN,
     BOT_USER,
     SIGNING_SECRET,
@@ -21,7 +22,6 @@ from adapters.bench.fake_slack_api import (
     reaction_event,
     signed_headers,
 )
-from adapters.debounce import Debouncer
 from adapters.slack.app import build_app, event_order, message_text
 from adapters.slack.config import EVENTS_PATH, SlackSettings
 from adapters.slack.edge import SignedOnly, WholeForms

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from adapters.bench.fake_slack_api import button_click
+from adapters.fakes.slack_api import button_click
 from bot.core import NOT_OUR_BUTTON
 from bot.messages import ChannelRef, Incoming, UserRef
 from tests.slack.harness import BOSS, CHANNEL, MEMBER, command, posted, send

@@ -12,14 +12,14 @@ import urllib.request
 
 import pytest
 
-from adapters.bench.fake_slack_api import (
+from adapters.bench.slack import post_signed, seeded_slack
+from adapters.fakes.slack_api import (
     BOT_TOKEN,
     SIGNING_SECRET,
     FakeSlack,
     signed_headers,
     slash_command,
 )
-from adapters.bench.slack import post_signed, seeded_slack
 from adapters.slack.app import SlackServer
 from adapters.slack.config import EVENTS_PATH, SlackSettings, manifest, manifest_data
 from bot.app import build_services, command_grammar

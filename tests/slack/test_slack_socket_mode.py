@@ -13,7 +13,7 @@ from urllib.parse import parse_qsl
 import pytest
 from sqlalchemy.engine import make_url
 
-from adapters.bench.fake_slack_api import (
+from adapters.fakes.slack_api import (
     BOT_TOKEN,
     FakeSlack,
     event_callback,

@@ -14,7 +14,7 @@ from slack_bolt import App
 from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import select
 
-from adapters.bench.fake_slack_api import SIGNING_SECRET, TEAM, event_callback, signed_headers
+from adapters.fakes.slack_api import SIGNING_SECRET, TEAM, event_callback, signed_headers
 from adapters.slack.app import UNINSTALLED_NOTICE, BotClients, SlackDelivery, build_app
 from adapters.slack.config import SlackSettings, manifest
 from bot.app import Services, build_services

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from adapters.bench.fake_zotero import FakeZotero
 from adapters.console import ConsoleSession
+from adapters.fakes.zotero import FakeZotero
 from bot.app import Services, build_services
 from bot.services.models import Addition, Post, QueueItem
 from store.models import Paper

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from adapters.bench.fake_http import FakeServer
+from adapters.fakes.http import FakeServer
 from bot.zotero import api as zotero_api
 from bot.zotero.api import ZoteroApi, ZoteroCut
 from bot.zotero.sync import ZoteroConfig

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from adapters.bench.fake_zotero import FIELDS
+from adapters.fakes.zotero import FIELDS
 from bot.zotero.items import creator, item_ids, item_type, paper_item, record_of
 
 

@@ -17,7 +17,7 @@ Faults, taken one per request in order (`fail("500", "429:600")`): "500", "503",
 "content_filter" (that finish_reason, the content cut), "refuse" (a refusal in words),
 "empty" (an answer without choices).
 
-Try it by hand: `python -m adapters.bench.fake_llm`, then
+Try it by hand: `python -m adapters.fakes.llm`, then
 `PAPERCLUB_LLM_BASE_URL=<the printed URL> PAPERCLUB_LLM_MODEL=fake-model paperclub console`.
 """
 
@@ -31,7 +31,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from adapters.bench.fake_http import QuietHandler
+from adapters.fakes.http import QuietHandler
 
 MODEL = "fake-model"
 _TAG = {name: re.compile(rf"<{name}>\s*(.*?)\s*</{name}>", re.DOTALL)

@@ -23,7 +23,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from adapters.bench.fake_http import Answer, FakeServer
+from adapters.fakes.http import Answer, FakeServer
 from bot.corpus.records import title_key
 
 OPENALEX = "https://openalex.org/"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from xml.sax.saxutils import escape, quoteattr
 
-from adapters.bench.fake_http import Answer, FakeServer
+from adapters.fakes.http import Answer, FakeServer
 
 _CATEGORY = re.compile(r"cat:(\S+)")
 _WINDOW = re.compile(r"submittedDate:\[(\d{12}) TO (\d{12})\]")

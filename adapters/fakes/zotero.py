@@ -30,7 +30,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from adapters.bench.fake_http import QuietHandler
+from adapters.fakes.http import QuietHandler
 
 COMMON = {"key", "version", "itemType", "title", "creators", "tags", "collections", "relations", "abstractNote",
           "date", "url", "accessDate", "language", "shortTitle", "rights", "extra", "archive", "archiveLocation",

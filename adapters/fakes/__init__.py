@@ -1,0 +1,1 @@
+"""Fakes of the outside world on 127.0.0.1, each speaking its service's real format: arXiv, OpenAlex, Zotero, the Slack Web API and an OpenAI-compatible language model. The tests, the benchmarks and `paperclub sandbox` share them, so the wheel ships them; the running bot never imports them. Standard library only."""
