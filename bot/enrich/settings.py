@@ -8,8 +8,7 @@ from typing import Any, Literal
 
 from pydantic import field_validator
 
-from bot.ops.settings import EnvSettings, setting
-from bot.search.params import OFF, ON
+from bot.ops.settings import EnvSettings, on_off, setting
 
 ENRICH = "Enrichment (metadata from OpenAlex)"  # its group in `config check`
 PER_RUN_MOST = 1_000
@@ -29,12 +28,7 @@ class EnrichSettings(EnvSettings):
     @field_validator("enrich", mode="before")
     @classmethod
     def _switch(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            word = value.strip().lower()
-            if word not in ON + OFF:
-                raise ValueError(f"{value!r}: use on or off")
-            return "on" if word in ON else "off"
-        return value
+        return on_off(value)
 
     @field_validator("per_run", mode="before")
     @classmethod

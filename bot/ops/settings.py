@@ -532,12 +532,7 @@ class EmbeddingSettings(EnvSettings):
     @field_validator("embeddings", mode="before")
     @classmethod
     def _switch(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            word = value.strip().lower()
-            if word not in ON + OFF:
-                raise ValueError(f"{value!r}: use on or off")
-            return "on" if word in ON else "off"
-        return value
+        return on_off(value)
 
     @field_validator("embedding_model", mode="before")
     @classmethod
@@ -561,6 +556,17 @@ def http_url(raw: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname or any(c.isspace() for c in raw.strip()):
         raise ValueError(f"{raw!r} is not an http(s) URL with a host")
     return raw.strip()
+
+
+def on_off(value: Any) -> Any:
+    """A switch as a settings validator takes it: on/off (or yes/no, true/false, 1/0), as
+    "on" or "off"; a value not read from text as is."""
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word not in ON + OFF:
+            raise ValueError(f"{value!r}: use on or off")
+        return "on" if word in ON else "off"
+    return value
 
 
 def base_url(value: Any) -> Any:
