@@ -35,7 +35,7 @@ from bot.ops.defaults import DATABASE_VARIABLES, DEFAULT_DATABASE_SOURCE, DEFAUL
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("try it", ("demo", "sandbox", "console")),
     ("run the bot", ("serve", "tick", "config", "status", "slack", "discord")),
-    ("the library", ("import", "export", "search", "embed", "feed")),
+    ("the library", ("import", "export", "search", "embed", "enrich", "feed")),
     ("the database", ("db", "backup", "restore")),
     ("benchmarks and developer tools", ("bench", "bench-relevance", "bench-ingest", "tick-bench", "eval")),
 )
